@@ -1,0 +1,94 @@
+"""Box formats and torch-free box operations.
+
+Public boundary: xyxy float pixels of the original image. Inside DETR models: normalised cxcywh.
+All conversions live here so nobody re-derives them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def xyxy_to_cxcywh(boxes: np.ndarray) -> np.ndarray:
+    b = np.asarray(boxes, dtype=np.float32).reshape(-1, 4)
+    return np.stack([(b[:, 0] + b[:, 2]) / 2, (b[:, 1] + b[:, 3]) / 2, b[:, 2] - b[:, 0], b[:, 3] - b[:, 1]], 1)
+
+
+def cxcywh_to_xyxy(boxes: np.ndarray) -> np.ndarray:
+    b = np.asarray(boxes, dtype=np.float32).reshape(-1, 4)
+    half_w, half_h = b[:, 2] / 2, b[:, 3] / 2
+    return np.stack([b[:, 0] - half_w, b[:, 1] - half_h, b[:, 0] + half_w, b[:, 1] + half_h], 1)
+
+
+def xywh_to_xyxy(boxes: np.ndarray) -> np.ndarray:
+    """COCO [x, y, w, h] → xyxy."""
+    b = np.asarray(boxes, dtype=np.float32).reshape(-1, 4)
+    return np.concatenate([b[:, :2], b[:, :2] + b[:, 2:]], 1)
+
+
+def xyxy_to_xywh(boxes: np.ndarray) -> np.ndarray:
+    b = np.asarray(boxes, dtype=np.float32).reshape(-1, 4)
+    return np.concatenate([b[:, :2], b[:, 2:] - b[:, :2]], 1)
+
+
+def normalize(boxes: np.ndarray, width: int, height: int) -> np.ndarray:
+    """Pixel boxes (any 4-coordinate x,y,x,y-ordered format) → [0, 1] relative to width/height."""
+    return np.asarray(boxes, dtype=np.float32).reshape(-1, 4) / np.array([width, height, width, height], np.float32)
+
+
+def denormalize(boxes: np.ndarray, width: int, height: int) -> np.ndarray:
+    return np.asarray(boxes, dtype=np.float32).reshape(-1, 4) * np.array([width, height, width, height], np.float32)
+
+
+def area(boxes: np.ndarray) -> np.ndarray:
+    b = np.asarray(boxes, dtype=np.float32).reshape(-1, 4)
+    return np.clip(b[:, 2] - b[:, 0], 0, None) * np.clip(b[:, 3] - b[:, 1], 0, None)
+
+
+def intersection(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Pairwise intersection areas, shape (len(a), len(b))."""
+    a = np.asarray(a, dtype=np.float32).reshape(-1, 4)
+    b = np.asarray(b, dtype=np.float32).reshape(-1, 4)
+    lt = np.maximum(a[:, None, :2], b[None, :, :2])
+    rb = np.minimum(a[:, None, 2:], b[None, :, 2:])
+    wh = np.clip(rb - lt, 0, None)
+    return wh[..., 0] * wh[..., 1]
+
+
+def iou(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Pairwise IoU of xyxy boxes, shape (len(a), len(b))."""
+    inter = intersection(a, b)
+    union = area(a)[:, None] + area(b)[None, :] - inter
+    return np.where(union > 0, inter / np.maximum(union, 1e-12), 0.0).astype(np.float32)
+
+
+def nms(boxes: np.ndarray, scores: np.ndarray, iou_threshold: float) -> np.ndarray:
+    """Greedy NMS; returns kept indices sorted by decreasing score (same contract as torchvision.ops.nms)."""
+    boxes = np.asarray(boxes, dtype=np.float32).reshape(-1, 4)
+    order = np.argsort(-np.asarray(scores, dtype=np.float32), kind="stable")
+    keep: list[int] = []
+    suppressed = np.zeros(len(boxes), dtype=bool)
+    overlaps = iou(boxes, boxes)
+    for i in order:
+        if suppressed[i]:
+            continue
+        keep.append(int(i))
+        suppressed |= overlaps[i] > iou_threshold
+    return np.asarray(keep, dtype=np.int64)
+
+
+def suppress_contained(boxes: np.ndarray, scores: np.ndarray, threshold: float = 0.8) -> np.ndarray:
+    """Drop boxes whose area lies mostly (≥ threshold) inside a higher-scoring kept box.
+
+    DETR-style detectors emit a word-box inside its line-box with a lower score; IoU-NMS misses these
+    because the IoU of a small box inside a large one is low. Returns kept indices by decreasing score.
+    """
+    boxes = np.asarray(boxes, dtype=np.float32).reshape(-1, 4)
+    order = np.argsort(-np.asarray(scores, dtype=np.float32), kind="stable")
+    inter = intersection(boxes, boxes)
+    own_area = np.maximum(area(boxes), 1e-12)
+    keep: list[int] = []
+    for i in order:
+        if all(inter[i, j] / own_area[i] < threshold for j in keep):
+            keep.append(int(i))
+    return np.asarray(keep, dtype=np.int64)

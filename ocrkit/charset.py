@@ -1,0 +1,16 @@
+"""The characters ocrkit reads and writes by default: shared by the synthetic data and the tokenizer."""
+
+from __future__ import annotations
+
+_ASCII = "".join(chr(c) for c in range(0x20, 0x7F))  # printable ASCII incl. space
+_LATIN1 = "".join(chr(c) for c in range(0xA1, 0x100) if c != 0xAD)  # no soft hyphen
+_LATIN_EXT_A = "".join(chr(c) for c in range(0x100, 0x180))
+_EXTRA = "€£°§¶–—‘’‚“”„‹›…•·†‡′″ﬁﬂ✓№™ẞ"  # typographic quotes/dashes, ſ is in Extended-A (U+017F)
+
+DEFAULT_CHARSET: str = "".join(dict.fromkeys(_ASCII + _LATIN1 + _LATIN_EXT_A + _EXTRA))
+
+
+def filter_text(text: str, charset: str = DEFAULT_CHARSET) -> str:
+    """Drop characters outside `charset` (keeps generated labels exactly renderable and tokenizable)."""
+    allowed = set(charset)
+    return "".join(ch for ch in text if ch in allowed)

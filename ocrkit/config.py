@@ -1,0 +1,115 @@
+"""YAML configs → typed dataclasses.
+
+A config file may name base files under `include:` (paths relative to it); later files and then
+`--set key.sub=value` overrides win. Every key must exist in the dataclass schema: a typo is an
+error naming the key, never a silently ignored setting.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+
+T = TypeVar("T")
+
+
+class ConfigError(ValueError):
+    """A config file or override is invalid; the message names the file/key."""
+
+
+def _deep_merge(base: dict, top: dict) -> dict:
+    out = dict(base)
+    for key, value in top.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = _deep_merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def read_yaml(path: str | Path) -> dict:
+    """Read a YAML file, resolving `include:` (a path or a list of paths) recursively."""
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(f"{path}: config file not found")
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: invalid YAML ({exc.__class__.__name__})") from exc
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: top level must be a mapping")
+    includes = data.pop("include", []) or []
+    merged: dict = {}
+    for inc in [includes] if isinstance(includes, str) else includes:
+        merged = _deep_merge(merged, read_yaml(path.parent / inc))
+    return _deep_merge(merged, data)
+
+
+def apply_overrides(data: dict, overrides: list[str]) -> dict:
+    """Apply `a.b.c=value` strings; the value is parsed as YAML (numbers, bools, lists)."""
+    data = dict(data)
+    for item in overrides:
+        if "=" not in item:
+            raise ConfigError(f"override {item!r}: expected key=value")
+        key, raw = item.split("=", 1)
+        node = data
+        parts = key.strip().split(".")
+        for part in parts[:-1]:
+            node = node.setdefault(part, {})
+            if not isinstance(node, dict):
+                raise ConfigError(f"override {item!r}: {part!r} is not a section")
+        node[parts[-1]] = yaml.safe_load(raw)
+    return data
+
+
+def _coerce(value: Any, annotation: Any, key: str) -> Any:
+    origin = typing.get_origin(annotation)
+    if dataclasses.is_dataclass(annotation):
+        return from_dict(annotation, value, prefix=key)
+    if origin in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(annotation) if a is not type(None)]
+        if value is None:
+            return None
+        return _coerce(value, args[0], key) if len(args) == 1 else value
+    if annotation is float and isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    if annotation is int and isinstance(value, float) and value.is_integer():
+        return int(value)
+    if annotation in (int, float, str, bool) and not isinstance(value, annotation):
+        raise ConfigError(f"{key}: expected {annotation.__name__}, got {value!r}")
+    if origin in (list, tuple) and not isinstance(value, list | tuple):
+        raise ConfigError(f"{key}: expected a list, got {value!r}")
+    if origin is tuple:
+        return tuple(value)
+    return value
+
+
+def from_dict(schema: type[T], data: dict | None, prefix: str = "") -> T:
+    """Build dataclass `schema` from `data`; unknown keys raise ConfigError naming the full key."""
+    data = data or {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{prefix or 'config'}: expected a mapping, got {data!r}")
+    hints = typing.get_type_hints(schema)
+    names = {f.name for f in dataclasses.fields(schema)}
+    unknown = sorted(set(data) - names)
+    if unknown:
+        where = f"{prefix}." if prefix else ""
+        raise ConfigError(f"unknown config key '{where}{unknown[0]}' (valid: {', '.join(sorted(names))})")
+    kwargs = {k: _coerce(v, hints[k], f"{prefix}.{k}" if prefix else k) for k, v in data.items()}
+    return schema(**kwargs)
+
+
+def load_config(schema: type[T], path: str | Path | None, overrides: list[str] | None = None) -> T:
+    """Read YAML (with includes), apply `--set` overrides, validate against `schema`."""
+    data = read_yaml(path) if path else {}
+    return from_dict(schema, apply_overrides(data, overrides or []))
+
+
+def to_dict(config: Any) -> dict:
+    """Dataclass → plain dict (for saving the resolved config next to a run)."""
+    return dataclasses.asdict(config)

@@ -1,0 +1,241 @@
+"""One training loop for every task, on Hugging Face Accelerate.
+
+The same script runs on one CPU, one GPU, or several processes (`accelerate launch`, `torchrun`):
+Accelerate owns devices, DDP and bf16 autocast; this module owns the lifecycle around it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from accelerate import Accelerator
+from torch.utils.data import DataLoader, RandomSampler
+
+from ocrkit.engine.checkpoint import TrainerState, latest_checkpoint, load_checkpoint, save_checkpoint
+from ocrkit.engine.curves import plot_curves
+from ocrkit.engine.ema import ModelEma
+from ocrkit.engine.schedule import lr_multiplier
+from ocrkit.engine.settings import TrainSettings
+from ocrkit.engine.task import Task
+
+
+def seed_everything(seed: int) -> None:
+    """Seed python, numpy and torch RNGs (datasets draw their augmentation randomness from these)."""
+    random.seed(seed)
+    np.random.seed(seed % 2**32)
+    torch.manual_seed(seed)
+
+
+def micro_batch_seed(base: int, step: int, micro: int, rank: int) -> int:
+    """A seed per (step, micro-batch, rank): resuming at step N replays exactly what step N would do."""
+    return (base * 1_000_003 + step * 997 + micro * 31 + rank * 7919) % 2**31
+
+
+def accumulate(
+    model: torch.nn.Module,
+    task: Task,
+    micro_batches: list[dict[str, Any]],
+    accelerator: Accelerator | None = None,
+) -> float:
+    """Backward over all micro-batches of one optimizer step; returns the step's mean loss per unit.
+
+    Each micro-batch's summed loss is divided by the units (tokens / images) of the WHOLE step across
+    all ranks, so the gradient equals that of one big batch (a mean of per-micro-batch means would
+    over-weight short targets). DDP averages gradients over ranks, hence the world-size factor.
+    """
+    units = torch.tensor(float(sum(task.units(b) for b in micro_batches)))
+    world = 1
+    if accelerator is not None and accelerator.num_processes > 1:
+        world = accelerator.num_processes
+        units = accelerator.reduce(units.to(accelerator.device), reduction="sum").cpu()
+    total_units = max(float(units), 1.0)
+    step_loss = 0.0
+    for i, batch in enumerate(micro_batches):
+        last = i == len(micro_batches) - 1
+        if accelerator is None:
+            loss = task.loss(model, batch) * (world / total_units)
+            loss.backward()
+        else:
+            with accelerator.no_sync(model) if not last else _null_context():
+                with accelerator.autocast():
+                    loss = task.loss(model, batch) * (world / total_units)
+                accelerator.backward(loss)
+        step_loss += float(loss.detach()) / world
+    return step_loss
+
+
+class _null_context:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+class Trainer:
+    """Fit a Task for `settings.steps` optimizer steps, with checkpoints, resume, EMA and evaluation."""
+
+    def __init__(self, task: Task, settings: TrainSettings, resume: bool = False, config: dict | None = None):
+        self.task = task
+        self.s = settings
+        self.resume = resume
+        self.config = config or {}
+        self.out = Path(settings.out_dir)
+        # Without cpu=True Accelerate ignores torchrun's env on a GPU-less machine and runs single-process.
+        use_cpu = settings.device == "cpu" or not torch.cuda.is_available()
+        self.accelerator = Accelerator(mixed_precision=settings.mixed_precision, cpu=use_cpu)
+
+    # -- data -----------------------------------------------------------------------------------
+    def _epoch_batches(self, dataset: Any, epoch: int) -> list[list[int]]:
+        """Batches of indices for one epoch, identical on every rank, then sharded by rank."""
+        seed = self.s.seed * 1009 + epoch
+        sampler = self.task.batch_sampler(dataset, self.s.batch_size, seed)
+        if sampler is None:
+            gen = torch.Generator().manual_seed(seed)
+            order = list(RandomSampler(dataset, generator=gen))
+            sampler = [order[i : i + self.s.batch_size] for i in range(0, len(order), self.s.batch_size)]
+            sampler = [b for b in sampler if len(b) == self.s.batch_size] or sampler
+        batches = list(sampler)
+        world, rank = self.accelerator.num_processes, self.accelerator.process_index
+        usable = len(batches) - len(batches) % world if len(batches) >= world else len(batches)
+        return batches[:usable][rank::world] if world > 1 else batches
+
+    def _micro_batches(self, dataset: Any, start_micro: int) -> Iterator[dict[str, Any]]:
+        """Endless stream of collated micro-batches, starting at global micro-batch `start_micro`."""
+        epoch, skip = 0, start_micro
+        while True:
+            batches = self._epoch_batches(dataset, epoch)
+            if not batches:
+                raise ValueError("training dataset is empty")
+            if skip >= len(batches):
+                skip -= len(batches)
+                epoch += 1
+                continue
+            loader = DataLoader(
+                dataset, batch_sampler=batches[skip:], collate_fn=self.task.collate,
+                num_workers=self.s.num_workers, persistent_workers=False,
+            )
+            skip = 0
+            yield from loader
+            epoch += 1
+
+    # -- lifecycle ------------------------------------------------------------------------------
+    def fit(self) -> TrainerState:
+        s, acc = self.s, self.accelerator
+        if s.torch_threads:
+            torch.set_num_threads(s.torch_threads)
+        seed_everything(s.seed)
+        model = self.task.build_model()
+        model.train()
+        groups = self.task.param_groups(model, s.lr, s.weight_decay)
+        optimizer = torch.optim.AdamW(groups, lr=s.lr, betas=tuple(s.adam_betas), eps=s.adam_eps)
+        scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: lr_multiplier(step, s))
+        ema = ModelEma(model, s.ema_decay, s.ema_warmup_steps) if s.ema_decay > 0 else None
+        state = TrainerState()
+        ckpt_root = self.out / "checkpoints"
+        if self.resume:
+            last = latest_checkpoint(ckpt_root)
+            if last is not None:
+                state, ema_updates = load_checkpoint(last, model, optimizer, scheduler, ema.module if ema else None)
+                if ema is not None:
+                    ema.updates = ema_updates
+                acc.print(f"resumed from {last} at step {state.step}")
+        model, optimizer = acc.prepare(model, optimizer)
+        self.model = model  # the prepared (possibly DDP-wrapped) model, for callers after fit()
+        dataset = self.task.train_dataset()
+        stream = self._micro_batches(dataset, state.step * s.grad_accum)
+        if acc.is_main_process:
+            self.out.mkdir(parents=True, exist_ok=True)
+            (self.out / "config.json").write_text(json.dumps(self.config, indent=2, default=str), encoding="utf-8")
+        metrics_path = self.out / "metrics.jsonl"
+
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=s.steps, initial=state.step, disable=not acc.is_main_process, dynamic_ncols=True)
+        window_start, window_steps = time.perf_counter(), 0
+        while state.step < s.steps:
+            micro = []
+            for i in range(s.grad_accum):
+                seed_everything(micro_batch_seed(s.seed, state.step, i, acc.process_index))
+                micro.append(next(stream))
+            loss = accumulate(model, self.task, micro, acc)
+            grad_norm = self._grad_norm(model)
+            skipped = not math.isfinite(grad_norm) or grad_norm > s.skip_grad_norm
+            if skipped:
+                acc.print(f"step {state.step}: grad norm {grad_norm:.3g} — step skipped")
+            else:
+                optimizer.step()
+                if ema is not None:
+                    ema.update(acc.unwrap_model(model))
+            optimizer.zero_grad(set_to_none=True)
+            scheduler.step()
+            state.step += 1
+            window_steps += 1
+            bar.update(1)
+            if acc.is_main_process and (state.step % s.log_every == 0 or skipped):
+                elapsed = time.perf_counter() - window_start
+                lr = optimizer.param_groups[0]["lr"]
+                bar.set_postfix(loss=f"{loss:.4f}", lr=f"{lr:.2e}", it_s=f"{window_steps / elapsed:.2f}")
+                self._log(metrics_path, {"step": state.step, "loss": loss, "lr": lr, "grad_norm": grad_norm,
+                                         "skipped": skipped, "s_per_step": elapsed / window_steps})
+                window_start, window_steps = time.perf_counter(), 0
+            final = state.step == s.steps
+            if s.eval_every and (state.step % s.eval_every == 0 or final):
+                self._evaluate(model, ema, state, metrics_path)
+            if final or (s.save_every and state.step % s.save_every == 0):
+                acc.wait_for_everyone()
+                if acc.is_main_process:
+                    save_checkpoint(ckpt_root, acc.unwrap_model(model), optimizer, scheduler, state,
+                                    ema.module if ema else None, ema.updates if ema else 0)
+                acc.wait_for_everyone()
+        bar.close()
+        if acc.is_main_process:
+            self.task.save_pretrained(self._shipped(model, ema), self.out / "model")
+        acc.wait_for_everyone()
+        return state
+
+    def _shipped(self, model: torch.nn.Module, ema: ModelEma | None) -> torch.nn.Module:
+        return ema.module if ema is not None else self.accelerator.unwrap_model(model)
+
+    def _grad_norm(self, model: torch.nn.Module) -> float:
+        params = [p for p in model.parameters() if p.grad is not None]
+        if not params:
+            return 0.0
+        max_norm = self.s.clip_grad_norm if self.s.clip_grad_norm > 0 else float("inf")
+        return float(torch.nn.utils.clip_grad_norm_(params, max_norm))
+
+    def _evaluate(self, model: torch.nn.Module, ema: ModelEma | None, state: TrainerState, path: Path) -> None:
+        acc = self.accelerator
+        acc.wait_for_everyone()
+        if acc.is_main_process:
+            net = self._shipped(model, ema)
+            was_training = net.training
+            net.eval()
+            with torch.no_grad(), acc.autocast():
+                metrics = self.task.evaluate(net)
+            net.train(was_training)
+            self._log(path, {"step": state.step, "eval": metrics})
+            acc.print(f"step {state.step}: " + ", ".join(f"{k}={v:.4f}" for k, v in metrics.items()))
+            plot_curves(path, self.out / "curves.png")
+            key = self.s.best_metric
+            if key and key in metrics:
+                value = metrics[key]
+                better = state.best_value is None or (
+                    value > state.best_value if self.s.best_mode == "max" else value < state.best_value)
+                if better:
+                    state.best_value, state.best_step = value, state.step
+                    self.task.save_pretrained(net, self.out / "best")
+        acc.wait_for_everyone()
+
+    @staticmethod
+    def _log(path: Path, record: dict) -> None:
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps(record) + "\n")

@@ -1,0 +1,121 @@
+"""The one place that resizes and pads images (training, evaluation, torch and ONNX inference).
+
+Torch-free on purpose: `deploy/` imports this module without torch installed.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import albumentations as A
+import cv2
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Geometry:
+    """What `letterbox` did to an image, so boxes can be mapped back to original pixels."""
+
+    scale: float  # resized = original * scale (same on both axes: aspect is kept)
+    pad_right: int
+    pad_bottom: int
+    orig_width: int
+    orig_height: int
+    width: int  # output (padded) width
+    height: int  # output (padded) height
+
+    @property
+    def resized_size(self) -> tuple[int, int]:
+        """(width, height) of the image content before padding."""
+        return self.width - self.pad_right, self.height - self.pad_bottom
+
+    def map(self, boxes: np.ndarray) -> np.ndarray:
+        """Original-pixel xyxy boxes → letterboxed-pixel xyxy boxes."""
+        b = np.asarray(boxes, dtype=np.float64).reshape(-1, 4)
+        rw, rh = self.resized_size
+        sx, sy = rw / self.orig_width, rh / self.orig_height
+        return (b * np.array([sx, sy, sx, sy])).astype(np.float32)
+
+    def unmap(self, boxes: np.ndarray) -> np.ndarray:
+        """Letterboxed-pixel xyxy boxes → original-pixel xyxy boxes, clipped to the image."""
+        b = np.asarray(boxes, dtype=np.float64).reshape(-1, 4)
+        rw, rh = self.resized_size
+        sx, sy = self.orig_width / rw, self.orig_height / rh
+        out = b * np.array([sx, sy, sx, sy])
+        out[:, [0, 2]] = out[:, [0, 2]].clip(0, self.orig_width)
+        out[:, [1, 3]] = out[:, [1, 3]].clip(0, self.orig_height)
+        return out.astype(np.float32)
+
+
+def to_rgb_uint8(image: np.ndarray) -> np.ndarray:
+    """Any HxW / HxWx1 / HxWx3 / HxWx4 array of uint8/uint16/float → HxWx3 uint8."""
+    img = np.asarray(image)
+    if img.dtype == np.uint16:
+        img = (img >> 8).astype(np.uint8)
+    elif img.dtype != np.uint8:
+        img = np.clip(img.astype(np.float64) * (255.0 if img.max(initial=0) <= 1.0 else 1.0), 0, 255)
+        img = img.astype(np.uint8)
+    if img.ndim == 2:
+        return np.ascontiguousarray(np.repeat(img[:, :, None], 3, axis=2))
+    if img.ndim != 3:
+        raise ValueError(f"expected an HxW or HxWxC image, got shape {img.shape}")
+    channels = img.shape[2]
+    if channels == 1:
+        return np.ascontiguousarray(np.repeat(img, 3, axis=2))
+    if channels == 3:
+        return np.ascontiguousarray(img)
+    if channels == 4:  # composite on white: transparent page areas are paper, not ink
+        alpha = img[:, :, 3:4].astype(np.float32) / 255.0
+        rgb = img[:, :, :3].astype(np.float32) * alpha + 255.0 * (1.0 - alpha)
+        return rgb.round().astype(np.uint8)
+    raise ValueError(f"unsupported channel count {channels}")
+
+
+def letterbox(
+    image: np.ndarray,
+    longest: int,
+    divisor: int = 16,
+    square: bool = False,
+    pad_value: int = 0,
+    interpolation: int = cv2.INTER_AREA,
+) -> tuple[np.ndarray, Geometry]:
+    """Scale the long side to `longest` (up or down), keep aspect, pad bottom/right.
+
+    square=True pads to `longest`×`longest` (fixed detector input); otherwise each side is padded only
+    up to the next multiple of `divisor` (variable-size recognizer input). Returns the HxWx3 uint8
+    array and the `Geometry` needed to map boxes back.
+    """
+    if longest <= 0 or longest % divisor:
+        raise ValueError(f"longest={longest} must be a positive multiple of divisor={divisor}")
+    img = to_rgb_uint8(image)
+    h, w = img.shape[:2]
+    if h == 0 or w == 0:
+        raise ValueError(f"empty image of shape {img.shape}")
+    # LongestMaxSize rounds the short side; a 1-px sliver must still keep at least one pixel.
+    resized = A.LongestMaxSize(max_size=longest, interpolation=interpolation, p=1.0)(image=img)["image"]
+    if square:
+        pad = A.PadIfNeeded(
+            min_height=longest, min_width=longest, position="top_left",
+            border_mode=cv2.BORDER_CONSTANT, fill=pad_value, p=1.0,
+        )
+    else:
+        pad = A.PadIfNeeded(
+            min_height=None, min_width=None, pad_height_divisor=divisor, pad_width_divisor=divisor,
+            position="top_left", border_mode=cv2.BORDER_CONSTANT, fill=pad_value, p=1.0,
+        )
+    out = pad(image=resized)["image"]
+    rh, rw = resized.shape[:2]
+    oh, ow = out.shape[:2]
+    geometry = Geometry(
+        scale=longest / max(h, w), pad_right=ow - rw, pad_bottom=oh - rh,
+        orig_width=w, orig_height=h, width=ow, height=oh,
+    )
+    return out, geometry
+
+
+def padded_size(height: int, width: int, longest: int, divisor: int = 16) -> tuple[int, int]:
+    """(H, W) that `letterbox(..., square=False)` would produce, without touching pixels (for bucketing)."""
+    scale = longest / max(height, width)
+    rh, rw = max(1, round(height * scale)), max(1, round(width * scale))
+    return math.ceil(rh / divisor) * divisor, math.ceil(rw / divisor) * divisor

@@ -1,0 +1,41 @@
+from dataclasses import dataclass, field
+
+import pytest
+
+from ocrkit.config import ConfigError, load_config
+from ocrkit.engine.settings import TrainSettings
+
+
+@dataclass
+class Model:
+    name: str = "dfine"
+    size: int = 640
+
+
+@dataclass
+class Cfg:
+    model: Model = field(default_factory=Model)
+    train: TrainSettings = field(default_factory=TrainSettings)
+
+
+def test_include_override_and_set(tmp_path):
+    (tmp_path / "base.yaml").write_text("model: {name: rtdetr, size: 512}\ntrain: {lr: 0.001, steps: 10}\n")
+    (tmp_path / "run.yaml").write_text("include: base.yaml\nmodel: {size: 800}\n")
+    cfg = load_config(Cfg, tmp_path / "run.yaml", ["train.steps=25", "train.adam_betas=[0.8, 0.9]"])
+    assert cfg.model.name == "rtdetr" and cfg.model.size == 800
+    assert cfg.train.lr == 0.001 and cfg.train.steps == 25 and cfg.train.adam_betas == (0.8, 0.9)
+
+
+def test_unknown_key_is_named(tmp_path):
+    (tmp_path / "c.yaml").write_text("model: {nmae: x}\n")
+    with pytest.raises(ConfigError, match="model.nmae"):
+        load_config(Cfg, tmp_path / "c.yaml")
+    with pytest.raises(ConfigError, match="train.lrr"):
+        load_config(Cfg, None, ["train.lrr=1"])
+
+
+def test_type_errors_and_missing_file(tmp_path):
+    with pytest.raises(ConfigError, match="train.steps"):
+        load_config(Cfg, None, ["train.steps=lots"])
+    with pytest.raises(ConfigError, match="not found"):
+        load_config(Cfg, tmp_path / "nope.yaml")

@@ -1,0 +1,106 @@
+import io as _io
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from ocrkit.io import InputError, expand_paths, iter_pages, load_image, load_page
+
+
+def save(img: Image.Image, path, **kw):
+    img.save(path, **kw)
+    return path
+
+
+def test_rgb_png(tmp_path):
+    p = save(Image.new("RGB", (30, 20), (10, 20, 30)), tmp_path / "a.png")
+    arr = load_image(p)
+    assert arr.shape == (20, 30, 3) and arr.dtype == np.uint8 and tuple(arr[0, 0]) == (10, 20, 30)
+
+
+def test_modes_become_rgb_uint8(tmp_path):
+    gray16 = Image.fromarray(np.full((10, 12), 40000, np.uint16))
+    cases = {
+        "g16.tif": gray16,
+        "gray.png": Image.new("L", (12, 10), 77),
+        "bw.png": Image.new("1", (12, 10), 1),
+        "rgba.png": Image.new("RGBA", (12, 10), (0, 0, 0, 0)),
+        "cmyk.jpg": Image.new("CMYK", (12, 10), (0, 0, 0, 0)),
+        "pal.gif": Image.new("P", (12, 10), 3),
+    }
+    for name, img in cases.items():
+        arr = load_image(save(img, tmp_path / name))
+        assert arr.shape == (10, 12, 3) and arr.dtype == np.uint8, name
+    assert load_image(tmp_path / "g16.tif")[0, 0, 0] == 40000 >> 8
+    assert load_image(tmp_path / "rgba.png").min() == 255  # transparent → white paper
+    assert load_image(tmp_path / "cmyk.jpg").mean() > 240  # no ink → white
+
+
+def test_exif_orientation_applied(tmp_path):
+    img = Image.new("RGB", (40, 10), (255, 0, 0))
+    exif = Image.Exif()
+    exif[0x0112] = 6  # rotate 90° clockwise on display
+    p = tmp_path / "rot.jpg"
+    img.save(p, exif=exif.tobytes())
+    assert load_image(p).shape == (40, 10, 3)
+
+
+@pytest.mark.parametrize(
+    "name,content,problem",
+    [
+        ("empty.png", b"", "empty file"),
+        ("text.png", b"hello, I am not an image\n", "not a recognised image"),
+    ],
+)
+def test_bad_files_raise_one_clear_error(tmp_path, name, content, problem):
+    p = tmp_path / name
+    p.write_bytes(content)
+    with pytest.raises(InputError) as err:
+        load_image(p)
+    assert name in str(err.value) and problem in str(err.value)
+
+
+@pytest.mark.parametrize("fmt,suffix", [("PNG", ".png"), ("JPEG", ".jpg")])
+def test_truncated_files(tmp_path, fmt, suffix):
+    buf = _io.BytesIO()
+    Image.fromarray(np.random.default_rng(0).integers(0, 255, (200, 200, 3), np.uint8)).save(buf, fmt)
+    p = tmp_path / f"cut{suffix}"
+    p.write_bytes(buf.getvalue()[: len(buf.getvalue()) // 2])
+    with pytest.raises(InputError, match="cut"):
+        load_image(p)
+
+
+def test_size_guard(tmp_path):
+    p = save(Image.new("L", (300, 300)), tmp_path / "big.png")
+    with pytest.raises(InputError, match="too large"):
+        load_image(p, max_pixels=10_000)
+
+
+def test_missing_file(tmp_path):
+    with pytest.raises(InputError, match="no such file"):
+        load_image(tmp_path / "nope.png")
+
+
+def test_expand_and_pdf_pages(tmp_path):
+    sub = tmp_path / "pages" / "deeper"
+    sub.mkdir(parents=True)
+    save(Image.new("RGB", (50, 40), "white"), sub / "one.png")
+    pdf = tmp_path / "pages" / "doc.pdf"
+    Image.new("RGB", (200, 100), "white").save(pdf, save_all=True, append_images=[Image.new("RGB", (100, 200))])
+    (tmp_path / "empty").mkdir()
+    files, errors = expand_paths([tmp_path / "pages", tmp_path / "empty", tmp_path / "missing.png"])
+    assert [f.name for f in files] == ["one.png", "doc.pdf"] or sorted(f.name for f in files) == ["doc.pdf", "one.png"]
+    assert len(errors) == 2 and "no images" in str(errors[0]) and "missing.png" in str(errors[1])
+    pages = list(iter_pages(files))
+    stems = sorted(p.stem for p in pages)
+    assert stems == ["doc-p1", "doc-p2", "one"]
+    pdf_page2 = next(p for p in pages if p.stem == "doc-p2")
+    arr = load_page(pdf_page2)
+    assert arr.ndim == 3 and arr.shape[0] > arr.shape[1]  # portrait second page
+
+
+def test_broken_pdf(tmp_path):
+    p = tmp_path / "bad.pdf"
+    p.write_bytes(b"%PDF-1.4\n garbage garbage")
+    out = list(iter_pages([p]))
+    assert len(out) == 1 and isinstance(out[0], InputError) and "bad.pdf" in str(out[0])
