@@ -1,0 +1,41 @@
+"""`ocrkit` command line: parses arguments, calls library code, turns known errors into one line."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from ocrkit.config import ConfigError
+from ocrkit.errors import OcrkitError
+
+# Each module in ocrkit/commands exposes register(subparsers); the order is the order in --help.
+COMMANDS = ("infer", "detect", "recognize", "synth")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="ocrkit", description="Find text lines on document pages and read them.")
+    parser.add_argument("--debug", action="store_true", help="show full tracebacks on errors")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name in COMMANDS:
+        importlib.import_module(f"ocrkit.commands.{name}").register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except (OcrkitError, ConfigError) as exc:
+        if args.debug:
+            raise
+        print(f"ocrkit: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("ocrkit: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,116 @@
+"""OCR: detector + recognizer → Page, for one image, a file, or many files."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+import numpy as np
+
+from ocrkit.document import Line, Page
+from ocrkit.errors import InputError, ModelError, OcrkitError
+from ocrkit.io import PageSource, expand_paths, iter_pages, load_page
+from ocrkit.reading_order import reading_order
+
+MODELS_DIR = Path(__file__).parent / "models"
+DEFAULT_DETECTOR = MODELS_DIR / "detector"
+DEFAULT_RECOGNIZER = MODELS_DIR / "recognizer"
+CROP_MARGIN = 0.15  # of the line height, added around each detected box before recognition
+
+
+def resolve_model(path: str | Path | None, default: Path, kind: str) -> Path:
+    """A user-given folder, or the shipped default (with a clear message when it is not installed)."""
+    if path is not None:
+        return Path(path)
+    if not (default / "config.json").is_file():
+        raise ModelError(default, f"no default {kind} model installed yet; pass --{kind[:3]}-model DIR")
+    return default
+
+
+def crop_lines(image: np.ndarray, boxes: np.ndarray, margin: float = CROP_MARGIN) -> list[np.ndarray]:
+    """Cut each xyxy box (plus a margin proportional to its height) out of the page."""
+    h, w = image.shape[:2]
+    crops = []
+    for x0, y0, x1, y1 in np.asarray(boxes, np.float32).reshape(-1, 4):
+        pad = margin * max(1.0, y1 - y0)
+        l, t = int(max(0, np.floor(x0 - pad))), int(max(0, np.floor(y0 - pad)))
+        r, b = int(min(w, np.ceil(x1 + pad))), int(min(h, np.ceil(y1 + pad)))
+        crops.append(image[t:max(b, t + 1), l:max(r, l + 1)])
+    return crops
+
+
+class OCR:
+    """Find the text lines on a page and read them.
+
+    >>> ocr = OCR()                       # the shipped default models
+    >>> page = ocr.read("page.png")
+    >>> page.text, page.lines[0].bbox
+    """
+
+    def __init__(self, det_model: str | Path | None = None, rec_model: str | Path | None = None,
+                 backend: str = "torch", device: str = "cpu", batch_size: int = 16,
+                 threads: int | None = None) -> None:
+        det_dir = resolve_model(det_model, DEFAULT_DETECTOR, "detector")
+        rec_dir = resolve_model(rec_model, DEFAULT_RECOGNIZER, "recognizer")
+        self.batch_size = batch_size
+        if backend == "torch":
+            import torch
+
+            if threads:
+                torch.set_num_threads(threads)
+            from ocrkit.detection import load_detector
+            from ocrkit.recognition import load_recognizer
+
+            self.detector = load_detector(det_dir, device=device)
+            self.recognizer = load_recognizer(rec_dir, device=device)
+        elif backend == "onnx":
+            from ocrkit.runtime import load_onnx_models
+
+            self.detector, self.recognizer = load_onnx_models(det_dir, rec_dir, threads=threads)
+        else:
+            raise OcrkitError(f"unknown backend {backend!r} (torch | onnx)")
+
+    def read_array(self, image: np.ndarray, name: str = "<array>", page: int = 1) -> Page:
+        start = time.perf_counter()
+        (boxes, scores), = self.detector.predict([image])
+        order = reading_order(boxes)
+        boxes, scores = boxes[order], scores[order]
+        results = self.recognizer.recognize(crop_lines(image, boxes), batch_size=self.batch_size) if len(boxes) else []
+        lines = [Line(bbox=[float(v) for v in box], text=text, det_score=float(ds), rec_score=float(rs),
+                      score=float(ds) * float(rs))
+                 for box, ds, (text, rs) in zip(boxes, scores, results, strict=True)]
+        h, w = image.shape[:2]
+        return Page(image=name, page=page, width=w, height=h, seconds=time.perf_counter() - start, lines=lines)
+
+    def read(self, source: str | Path | np.ndarray) -> Page:
+        """Read one image (file path or HxWx3 RGB array); for a PDF, its first page."""
+        if isinstance(source, np.ndarray):
+            return self.read_array(source)
+        path = Path(source)
+        first = next(iter_pages([path]))
+        if isinstance(first, InputError):
+            raise first
+        return self.read_source(first)
+
+    def read_source(self, source: PageSource) -> Page:
+        return self.read_array(load_page(source), name=str(source.path), page=source.page)
+
+    def read_many(self, paths: Iterable[str | Path]) -> Iterator[Page | InputError]:
+        """Pages of all images/PDFs under `paths`, in order; a bad input yields its InputError (naming the
+        file) instead of stopping the batch."""
+        for _, result in self.iter_results(paths):
+            yield result
+
+    def iter_results(self, paths: Iterable[str | Path]) -> Iterator[tuple[PageSource | None, Page | InputError]]:
+        """Like read_many, with the PageSource of each result (None for inputs that never became pages)."""
+        files, errors = expand_paths(list(paths))
+        yield from ((None, err) for err in errors)
+        for item in iter_pages(files):
+            if isinstance(item, InputError):
+                yield None, item
+                continue
+            try:
+                yield item, self.read_source(item)
+            except InputError as err:
+                yield item, err

@@ -1,0 +1,78 @@
+import json
+import xml.etree.ElementTree as ET
+
+import numpy as np
+
+from ocrkit.document import Line, Page, write_atomic
+from ocrkit.formats import ALTO_NS, PAGE_NS, to_alto, to_hocr, to_page_xml
+from ocrkit.reading_order import reading_order
+
+
+def two_column_page():
+    """Heading across the page, then two columns of 6 lines with identical line pitch (rows align)."""
+    boxes, labels = [[50, 20, 750, 50]], ["title"]
+    for col, x0 in (("L", 50), ("R", 420)):
+        for r in range(6):
+            y = 80 + 30 * r
+            boxes.append([x0, y, x0 + 330 - (40 if r == 5 else 0), y + 20])
+            labels.append(f"{col}{r}")
+    return np.array(boxes, np.float32), labels
+
+
+def test_two_columns_read_column_by_column():
+    boxes, labels = two_column_page()
+    rng = np.random.default_rng(0)
+    perm = rng.permutation(len(boxes))
+    got = [labels[perm[i]] for i in reading_order(boxes[perm])]
+    assert got == ["title"] + [f"L{r}" for r in range(6)] + [f"R{r}" for r in range(6)]
+
+
+def test_receipt_rows_read_item_then_price():
+    boxes, labels = [], []
+    for r in range(8):
+        y = 100 + 25 * r + (2 if r % 2 else 0)  # slightly uneven baselines, as on a scan
+        boxes += [[30, y, 200 + 10 * (r % 3), y + 18], [300, y + 1, 360, y + 19]]
+        labels += [f"item{r}", f"price{r}"]
+    boxes = np.array(boxes, np.float32)
+    perm = np.random.default_rng(1).permutation(len(boxes))
+    got = [labels[perm[i]] for i in reading_order(boxes[perm])]
+    assert got == [x for r in range(8) for x in (f"item{r}", f"price{r}")]
+
+
+def sample_page():
+    return Page(image="p.png", width=800, height=300, lines=[
+        Line([10, 10, 200, 30], "Hello & <world>", 0.9, 0.95, 0.95),
+        Line([250, 11, 300, 29], "12.50", 0.8, 0.9, 0.89),
+        Line([10, 50, 400, 70], "Grüße — ſchön", 0.7, 0.8, 0.875)])
+
+
+def test_text_joins_rows_and_json_shape():
+    page = sample_page()
+    assert page.text == "Hello & <world> 12.50\nGrüße — ſchön"
+    d = json.loads(page.to_json())
+    assert set(d) >= {"image", "page", "width", "height", "seconds", "lines"}
+    assert set(d["lines"][0]) >= {"bbox", "text", "score", "det_score", "rec_score"}
+    assert Page.from_dict(d).lines[2].text == "Grüße — ſchön"
+
+
+def test_xml_formats_parse_and_carry_the_lines():
+    page = sample_page()
+    hocr = ET.fromstring(to_hocr(page).split("\n", 2)[2])
+    spans = [e for e in hocr.iter() if e.get("class") == "ocr_line"]
+    assert [s.text for s in spans] == [ln.text for ln in page.lines]
+    assert spans[0].get("title").startswith("bbox 10 10 200 30")
+    alto = ET.fromstring(to_alto(page).encode())
+    strings = alto.findall(f".//{{{ALTO_NS}}}String")
+    assert [s.get("CONTENT") for s in strings] == [ln.text for ln in page.lines]
+    assert strings[1].get("HPOS") == "250" and strings[1].get("WIDTH") == "50"
+    pxml = ET.fromstring(to_page_xml(page).encode())
+    lines = pxml.findall(f".//{{{PAGE_NS}}}TextLine")
+    assert lines[2].find(f"{{{PAGE_NS}}}Coords").get("points") == "10,50 400,50 400,70 10,70"
+    assert lines[2].find(f".//{{{PAGE_NS}}}Unicode").text == "Grüße — ſchön"
+
+
+def test_write_atomic_leaves_no_temp_files(tmp_path):
+    write_atomic(tmp_path / "a" / "x.json", "{}")
+    write_atomic(tmp_path / "a" / "x.json", "{\"b\": 1}")
+    assert [p.name for p in (tmp_path / "a").iterdir()] == ["x.json"]
+    assert json.loads((tmp_path / "a" / "x.json").read_text()) == {"b": 1}
