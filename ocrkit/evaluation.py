@@ -1,0 +1,126 @@
+"""End-to-end page scoring against COCO ground truth with per-line text.
+
+Per subset: line P/R/F1 at IoU 0.5 (one-to-one), COCO mAP, page CER in row order, bag-of-words F1,
+seconds per page. Row order makes CER independent of each system's own reading order: boxes are
+grouped into rows by ≥ 50 % vertical overlap, rows top-to-bottom, boxes left-to-right.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from pycocotools.coco import COCO
+from rapidfuzz.distance import Levenshtein
+
+from ocrkit import boxes as B
+from ocrkit.detection.metrics import LineCounts, coco_map
+from ocrkit.document import Page
+from ocrkit.reading_order import group_rows
+
+
+def row_order_text(boxes: np.ndarray, texts: list[str]) -> str:
+    """Texts joined in row order: a space within a row, a newline between rows; whitespace collapsed."""
+    boxes = np.asarray(boxes, np.float32).reshape(-1, 4)
+    rows = group_rows(boxes, list(range(len(boxes))))
+    joined = "\n".join(" ".join(texts[i] for i in row) for row in rows)
+    return "\n".join(re.sub(r"[ \t]+", " ", line).strip() for line in joined.split("\n")).strip()
+
+
+def bag_of_words(text: str) -> Counter:
+    return Counter(text.split())
+
+
+@dataclass
+class SubsetScore:
+    name: str
+    lines: LineCounts = field(default_factory=LineCounts)
+    edits: int = 0
+    ref_chars: int = 0
+    words_matched: int = 0
+    words_pred: int = 0
+    words_ref: int = 0
+    seconds: list[float] = field(default_factory=list)
+    detections: dict[int, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
+
+    def add_page(self, image_id: int, gt_boxes: np.ndarray, gt_texts: list[str], page: Page,
+                 case_sensitive: bool) -> None:
+        pred_boxes = page.boxes()
+        self.lines.add(pred_boxes, gt_boxes)
+        self.detections[image_id] = (pred_boxes, np.array([ln.det_score for ln in page.lines], np.float32))
+        ref = row_order_text(gt_boxes, gt_texts)
+        hyp = row_order_text(pred_boxes, [ln.text for ln in page.lines])
+        if not case_sensitive:
+            ref, hyp = ref.lower(), hyp.lower()
+        self.edits += Levenshtein.distance(hyp, ref)
+        self.ref_chars += len(ref)
+        ref_bag, hyp_bag = bag_of_words(ref), bag_of_words(hyp)
+        self.words_matched += sum((ref_bag & hyp_bag).values())
+        self.words_pred += sum(hyp_bag.values())
+        self.words_ref += sum(ref_bag.values())
+        self.seconds.append(page.seconds)
+
+    def summary(self, coco: COCO) -> dict[str, float]:
+        p = self.words_matched / self.words_pred if self.words_pred else 0.0
+        r = self.words_matched / self.words_ref if self.words_ref else 0.0
+        return {"pages": len(self.seconds), **self.lines.scores(), **coco_map(coco, self.detections),
+                "cer": self.edits / max(1, self.ref_chars), "bow_f1": 2 * p * r / (p + r) if p + r else 0.0,
+                "s_per_page": float(np.median(self.seconds)) if self.seconds else 0.0}
+
+
+def is_case_sensitive(coco: COCO, image: dict) -> bool:
+    if image.get("case_sensitive") is False:
+        return False
+    return "case-insensitive" not in str(coco.dataset.get("info", {}).get("compare", ""))
+
+
+def load_coco(path: Path) -> COCO:
+    with contextlib.redirect_stdout(io.StringIO()):
+        return COCO(str(path))
+
+
+def score_subset(gt_path: Path, pages: dict[str, Page], name: str | None = None) -> dict[str, float]:
+    """Score predicted pages (keyed by image file stem) against one COCO file; a missing page = no lines."""
+    coco = load_coco(gt_path)
+    score = SubsetScore(name or gt_path.parent.name)
+    for image in coco.dataset["images"]:
+        anns = coco.loadAnns(coco.getAnnIds(imgIds=[image["id"]]))
+        gt_boxes = B.xywh_to_xyxy(np.array([a["bbox"] for a in anns], np.float32))
+        gt_texts = [a.get("text") or "" for a in anns]
+        stem = Path(image["file_name"]).stem
+        page = pages.get(stem) or Page(image=image["file_name"], width=image["width"], height=image["height"])
+        score.add_page(image["id"], gt_boxes, gt_texts, page, is_case_sensitive(coco, image))
+    return score.summary(coco)
+
+
+def read_prediction_dir(pred_dir: Path) -> dict[str, Page]:
+    """`<stem>.json` files in the pipeline's JSON shape (ocrkit infer/detect, or a peer's harness)."""
+    return {p.stem: Page.from_dict(json.loads(p.read_text(encoding="utf-8"))) for p in sorted(pred_dir.glob("*.json"))}
+
+
+def score_records(gt: list[dict], pred: list[dict]) -> dict[str, dict]:
+    """Micro CER/WER per subset (and "all") of line predictions matched to GT records by "image".
+
+    A GT line with no prediction counts as read as "" (all its characters are errors).
+    """
+    predicted = {p["image"]: p.get("text", "") for p in pred}
+    totals: dict[str, list[int]] = {}
+    for rec in gt:
+        ref, hyp = rec["text"], predicted.get(rec["image"], "")
+        if rec.get("case_sensitive") is False:
+            ref, hyp = ref.lower(), hyp.lower()
+        ref_words, hyp_words = ref.split(), hyp.split()
+        counts = [1, Levenshtein.distance(hyp, ref), len(ref),
+                  Levenshtein.distance(hyp_words, ref_words), len(ref_words)]
+        for key in (rec.get("subset", "all"), "all") if rec.get("subset") else ("all",):
+            acc = totals.setdefault(key, [0, 0, 0, 0, 0])
+            for i, v in enumerate(counts):
+                acc[i] += v
+    return {k: {"lines": v[0], "cer": v[1] / max(1, v[2]), "wer": v[3] / max(1, v[4])}
+            for k, v in sorted(totals.items(), key=lambda kv: (kv[0] == "all", kv[0]))}

@@ -1,0 +1,102 @@
+"""Score ocrkit (or any tool writing the same JSON) on real data.
+
+  pages: python tools/evaluate.py pages --gt DIR_OR_COCO... [--pred DIR] [--det-model D --rec-model R]
+         per subset: line P/R/F1@0.5, COCO mAP, page CER (row order), bag-of-words F1, s/page.
+         Without --pred, runs ocrkit itself (torch or onnx backend) and scores its pages.
+  rec:   python tools/evaluate.py rec --gt lines.jsonl --pred preds.jsonl
+         per subset: CER and WER (micro), case-insensitive for records with "case_sensitive": false.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from ocrkit.evaluation import read_prediction_dir, score_records, score_subset
+
+
+def coco_files(paths: list[str]) -> list[Path]:
+    out = []
+    for raw in paths:
+        p = Path(raw)
+        out.extend(sorted(p.glob("*/coco.json")) + ([p / "coco.json"] if (p / "coco.json").is_file() else [])
+                   if p.is_dir() else [p])
+    return out
+
+
+def run_ocrkit(coco_path: Path, args: argparse.Namespace) -> dict:
+    from ocrkit.evaluation import load_coco
+    from ocrkit.io import load_image
+    from ocrkit.pipeline import OCR
+
+    ocr = OCR(args.det_model, args.rec_model, backend=args.backend, threads=args.threads)
+    pages = {}
+    for image in load_coco(coco_path).dataset["images"]:
+        path = coco_path.parent / image["file_name"]
+        pages[path.stem] = ocr.read_array(load_image(path), name=str(path))
+        if args.save_pred:
+            out = Path(args.save_pred) / coco_path.parent.name / f"{path.stem}.json"
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_text(pages[path.stem].to_json(), encoding="utf-8")
+    return pages
+
+
+def print_table(rows: dict[str, dict], keys: list[str]) -> None:
+    print("| subset | " + " | ".join(keys) + " |")
+    print("|---|" + "---|" * len(keys))
+    for name, r in rows.items():
+        print(f"| {name} | " + " | ".join(f"{r[k]:.3f}" if isinstance(r[k], float) else str(r[k]) for k in keys) + " |")
+
+
+def cmd_pages(args: argparse.Namespace) -> int:
+    results = {}
+    for coco_path in coco_files(args.gt):
+        name = coco_path.parent.name
+        if args.pred:
+            pred_dir = Path(args.pred)
+            pages = read_prediction_dir(pred_dir / name if (pred_dir / name).is_dir() else pred_dir)
+        else:
+            pages = run_ocrkit(coco_path, args)
+        results[name] = score_subset(coco_path, pages, name)
+    print_table(results, ["pages", "precision", "recall", "f1", "map", "map50", "cer", "bow_f1", "s_per_page"])
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=2), encoding="utf-8")
+    return 0
+
+
+def cmd_rec(args: argparse.Namespace) -> int:
+    gt = [json.loads(x) for x in Path(args.gt).read_text(encoding="utf-8").splitlines() if x.strip()]
+    pred = [json.loads(x) for x in Path(args.pred).read_text(encoding="utf-8").splitlines() if x.strip()]
+    results = score_records(gt, pred)
+    print_table(results, ["lines", "cer", "wer"])
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=2), encoding="utf-8")
+    return 0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="cmd", required=True)
+    p = sub.add_parser("pages", help="end-to-end page scores against COCO GT with text")
+    p.add_argument("--gt", nargs="+", required=True, help="coco.json files, or folders of <subset>/coco.json")
+    p.add_argument("--pred", help="folder of <stem>.json predictions (or <subset>/<stem>.json)")
+    p.add_argument("--det-model")
+    p.add_argument("--rec-model")
+    p.add_argument("--backend", default="torch", choices=("torch", "onnx"))
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--save-pred", help="with no --pred: also write ocrkit's page JSON here")
+    p.add_argument("--json", help="write the results table as JSON")
+    p.set_defaults(func=cmd_pages)
+    r = sub.add_parser("rec", help="CER/WER of recognizer predictions against a lines.jsonl manifest")
+    r.add_argument("--gt", required=True)
+    r.add_argument("--pred", required=True)
+    r.add_argument("--json")
+    r.set_defaults(func=cmd_rec)
+    args = parser.parse_args()
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
