@@ -8,7 +8,11 @@ Public API (heavy modules load lazily so `import ocrkit` stays fast):
 from __future__ import annotations
 
 import importlib
+import os
 from typing import Any
+
+# albumentations checks PyPI for a newer version on import; ocrkit runs offline and must not phone home
+os.environ.setdefault("NO_ALBUMENTATIONS_UPDATE", "1")
 
 __version__ = "0.1.0"
 

@@ -78,17 +78,16 @@ def nms(boxes: np.ndarray, scores: np.ndarray, iou_threshold: float) -> np.ndarr
 
 
 def suppress_contained(boxes: np.ndarray, scores: np.ndarray, threshold: float = 0.8) -> np.ndarray:
-    """Drop boxes whose area lies mostly (≥ threshold) inside a higher-scoring kept box.
+    """Drop boxes whose area lies mostly (≥ threshold) inside any higher-scoring box.
 
     DETR-style detectors emit a word-box inside its line-box with a lower score; IoU-NMS misses these
-    because the IoU of a small box inside a large one is low. Returns kept indices by decreasing score.
+    because the IoU of a small box inside a large one is low. Applied after NMS, and written without a
+    sequential loop so the ONNX graph computes exactly the same thing. Returns kept indices by
+    decreasing score.
     """
     boxes = np.asarray(boxes, dtype=np.float32).reshape(-1, 4)
     order = np.argsort(-np.asarray(scores, dtype=np.float32), kind="stable")
-    inter = intersection(boxes, boxes)
-    own_area = np.maximum(area(boxes), 1e-12)
-    keep: list[int] = []
-    for i in order:
-        if all(inter[i, j] / own_area[i] < threshold for j in keep):
-            keep.append(int(i))
-    return np.asarray(keep, dtype=np.int64)
+    ranked = boxes[order]
+    inside = intersection(ranked, ranked) / np.maximum(area(ranked), 1e-12)[:, None]
+    higher = np.tril(np.ones((len(ranked), len(ranked)), dtype=bool), k=-1)  # column j ranks above row i
+    return order[~((inside >= threshold) & higher).any(axis=1)].astype(np.int64)

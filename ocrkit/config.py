@@ -78,6 +78,11 @@ def _coerce(value: Any, annotation: Any, key: str) -> Any:
         return _coerce(value, args[0], key) if len(args) == 1 else value
     if annotation is float and isinstance(value, int | float) and not isinstance(value, bool):
         return float(value)
+    if annotation is float and isinstance(value, str):  # PyYAML reads "1e4" / "1.0e4" as strings
+        try:
+            return float(value)
+        except ValueError:
+            raise ConfigError(f"{key}: expected a number, got {value!r}") from None
     if annotation is int and isinstance(value, float) and value.is_integer():
         return int(value)
     if annotation in (int, float, str, bool) and not isinstance(value, annotation):

@@ -16,6 +16,7 @@ from ocrkit.reading_order import reading_order
 MODELS_DIR = Path(__file__).parent / "models"
 DEFAULT_DETECTOR = MODELS_DIR / "detector"
 DEFAULT_RECOGNIZER = MODELS_DIR / "recognizer"
+DEFAULT_ONNX = MODELS_DIR / "onnx"  # exported copies of the defaults: onnx/detector, onnx/recognizer
 CROP_MARGIN = 0.15  # of the line height, added around each detected box before recognition
 
 
@@ -23,7 +24,7 @@ def resolve_model(path: str | Path | None, default: Path, kind: str) -> Path:
     """A user-given folder, or the shipped default (with a clear message when it is not installed)."""
     if path is not None:
         return Path(path)
-    if not (default / "config.json").is_file():
+    if not (default / "ocrkit.json").is_file():
         raise ModelError(default, f"no default {kind} model installed yet; pass --{kind[:3]}-model DIR")
     return default
 
@@ -51,8 +52,9 @@ class OCR:
     def __init__(self, det_model: str | Path | None = None, rec_model: str | Path | None = None,
                  backend: str = "torch", device: str = "cpu", batch_size: int = 16,
                  threads: int | None = None) -> None:
-        det_dir = resolve_model(det_model, DEFAULT_DETECTOR, "detector")
-        rec_dir = resolve_model(rec_model, DEFAULT_RECOGNIZER, "recognizer")
+        onnx = backend == "onnx"
+        det_dir = resolve_model(det_model, DEFAULT_ONNX / "detector" if onnx else DEFAULT_DETECTOR, "detector")
+        rec_dir = resolve_model(rec_model, DEFAULT_ONNX / "recognizer" if onnx else DEFAULT_RECOGNIZER, "recognizer")
         self.batch_size = batch_size
         if backend == "torch":
             import torch

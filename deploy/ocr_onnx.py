@@ -1,0 +1,45 @@
+"""Torch-free OCR of pages with the exported ONNX models: writes the same JSON as `ocrkit infer`.
+
+  python deploy/ocr_onnx.py PAGE_OR_FOLDER... --models EXPORT_DIR [--out DIR] [--threads N]
+
+EXPORT_DIR is what tools/export_onnx.py wrote (detector/ and recognizer/ inside). Needs only the
+packages in deploy/requirements.txt and ocrkit installed with --no-deps.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ocrkit.document import write_atomic
+from ocrkit.errors import OcrkitError
+from ocrkit.pipeline import OCR
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("paths", nargs="+")
+    parser.add_argument("--models", type=Path, required=True, help="folder with detector/ and recognizer/")
+    parser.add_argument("--out", type=Path, help="write <stem>.json here (default: JSON to stdout)")
+    parser.add_argument("--threads", type=int, default=None)
+    args = parser.parse_args()
+    try:
+        ocr = OCR(args.models / "detector", args.models / "recognizer", backend="onnx", threads=args.threads)
+    except OcrkitError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    failed = 0
+    for source, result in ocr.iter_results(args.paths):
+        if isinstance(result, Exception):
+            failed += 1
+            print(f"error: {result}", file=sys.stderr)
+        elif args.out:
+            write_atomic(args.out / f"{source.stem}.json", result.to_json())
+        else:
+            print(result.to_json())
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

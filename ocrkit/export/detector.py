@@ -1,0 +1,74 @@
+"""Detector → ONNX with the whole post-processing inside the graph.
+
+Graph: pixel_values [1, 3, S, S] in [0, 1] → sigmoid → top-k → score threshold → NonMaxSuppression →
+drop boxes mostly inside a higher-scoring box → boxes [N, 4] xyxy in input pixels, scores [N].
+The runtime only letterboxes before and unmaps (shared `Geometry`) after.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import torch
+import torchvision
+
+from ocrkit.detection.postprocess import PostConfig
+
+OPSET = 17
+ONNX_NAME = "detector.onnx"
+
+
+class DetectorWithPostprocess(torch.nn.Module):
+    """Wraps a transformers DETR-family detector so its ONNX graph returns final line boxes."""
+
+    def __init__(self, model: torch.nn.Module, post: PostConfig) -> None:
+        super().__init__()
+        self.model = model
+        self.post = post
+
+    def forward(self, pixel_values: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        out = self.model(pixel_values=pixel_values)
+        scores = out.logits[0].sigmoid().max(dim=-1).values
+        scores, idx = scores.topk(min(self.post.top_k, scores.shape[0]))
+        cxcywh = out.pred_boxes[0][idx]
+        keep = scores >= self.post.score_threshold
+        scores, cxcywh = scores[keep], cxcywh[keep]
+        height, width = pixel_values.shape[-2], pixel_values.shape[-1]
+        half = cxcywh[:, 2:] / 2
+        scale = torch.tensor([width, height, width, height], dtype=scores.dtype)
+        xyxy = torch.cat([cxcywh[:, :2] - half, cxcywh[:, :2] + half], dim=1) * scale
+        keep = torchvision.ops.nms(xyxy, scores, self.post.nms_iou)  # sorted by decreasing score
+        xyxy, scores = xyxy[keep], scores[keep]
+        lt = torch.maximum(xyxy[:, None, :2], xyxy[None, :, :2])
+        rb = torch.minimum(xyxy[:, None, 2:], xyxy[None, :, 2:])
+        inter = (rb - lt).clamp(min=0).prod(dim=-1)
+        own = (xyxy[:, 2:] - xyxy[:, :2]).clamp(min=0).prod(dim=-1).clamp(min=1e-12)
+        higher = torch.ones_like(inter).tril(diagonal=-1) > 0
+        contained = ((inter / own[:, None] >= self.post.contain_threshold) & higher).any(dim=1)
+        return xyxy[~contained], scores[~contained]
+
+
+def export_detector(model_dir: str | Path, out_dir: str | Path) -> Path:
+    """Write out_dir/detector.onnx (+ the folder's ocrkit.json) for a detector model folder."""
+    from ocrkit.detection.predictor import load_detector
+
+    model_dir, out_dir = Path(model_dir), Path(out_dir)
+    detector = load_detector(model_dir)
+    if not detector.square:
+        raise ValueError(f"{model_dir}: ONNX export needs a fixed square input (square: true in ocrkit.json)")
+    wrapper = DetectorWithPostprocess(detector.model, detector.post).eval()
+    dummy = torch.zeros(1, 3, detector.longest, detector.longest)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    target = out_dir / ONNX_NAME
+    with torch.no_grad():
+        torch.onnx.export(wrapper, (dummy,), str(target), opset_version=OPSET, dynamo=False,
+                          input_names=["pixel_values"], output_names=["boxes", "scores"],
+                          dynamic_axes={"boxes": {0: "lines"}, "scores": {0: "lines"}})
+    # the legacy exporter restores the wrapper's previous mode and can leave the HF model in train mode
+    wrapper.eval()
+    detector.model.eval()
+    settings = json.loads((model_dir / "ocrkit.json").read_text(encoding="utf-8"))
+    (out_dir / "ocrkit.json").write_text(json.dumps({**settings, "onnx": ONNX_NAME}, indent=2), encoding="utf-8")
+    return target
+

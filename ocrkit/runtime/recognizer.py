@@ -1,0 +1,90 @@
+"""Torch-free line recognizer: Optimum-exported encoder + KV-cache decoder, greedy decoding in numpy."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+from tokenizers import Tokenizer
+
+from ocrkit.errors import ModelError
+from ocrkit.recognition.buckets import aspect_ratio_batches
+from ocrkit.recognition.preprocessing import LinePreprocess
+from ocrkit.runtime.session import create_session
+
+
+def log_softmax(x: np.ndarray) -> np.ndarray:
+    x = x - x.max(axis=-1, keepdims=True)
+    return x - np.log(np.exp(x).sum(axis=-1, keepdims=True))
+
+
+class OnnxRecognizer:
+    """Same contract as the torch recognizer: recognize(crops) → [(text, score)] in input order."""
+
+    def __init__(self, folder: str | Path, threads: int | None = None, opt_level: str = "all") -> None:
+        folder = Path(folder)
+        self.prep = LinePreprocess.load(folder)
+        settings = json.loads((folder / "ocrkit.json").read_text(encoding="utf-8"))
+        config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+        self.start_id = int(config["decoder_start_token_id"])
+        self.eos_id = int(config["eos_token_id"])
+        # the same token budget as ocrkit.recognition.decoding.max_new_tokens_for
+        self.chars_per_patch = float(settings.get("chars_per_patch", 3.0))
+        self.max_positions = int(config["decoder"]["max_position_embeddings"])
+        tokenizer_file = folder / "tokenizer.json"
+        if not tokenizer_file.is_file():
+            raise ModelError(folder, "tokenizer.json is missing")
+        self.tokenizer = Tokenizer.from_file(str(tokenizer_file))
+        self.encoder = create_session(folder / "encoder_model.onnx", threads, opt_level)
+        self.decoder = create_session(folder / "decoder_model.onnx", threads, opt_level)
+        self.decoder_past = create_session(folder / "decoder_with_past_model.onnx", threads, opt_level)
+        self.past_names = [i.name for i in self.decoder_past.get_inputs() if i.name.startswith("past_key_values")]
+
+    def recognize(self, crops: list[np.ndarray], batch_size: int = 16) -> list[tuple[str, float]]:
+        images = [self.prep.apply(c) for c in crops]
+        results: list[tuple[str, float]] = [("", 0.0)] * len(images)
+        for batch in aspect_ratio_batches([im.shape[:2] for im in images], batch_size, seed=0):
+            for i, res in zip(batch, self._decode(self.prep.batch([images[i] for i in batch])), strict=True):
+                results[i] = res
+        return results
+
+    def _decode(self, pixels: np.ndarray) -> list[tuple[str, float]]:
+        n = pixels.shape[0]
+        (hidden,) = self.encoder.run(["last_hidden_state"], {"pixel_values": pixels})
+        budget = math.ceil(pixels.shape[3] / self.prep.divisor * self.chars_per_patch) + 2
+        max_new = max(2, min(budget, self.max_positions - 1))
+        ids = np.full((n, 1), self.start_id, dtype=np.int64)
+        outputs = self.decoder.run(None, {"input_ids": ids, "encoder_hidden_states": hidden})
+        names = [o.name for o in self.decoder.get_outputs()]
+        present = dict(zip(names, outputs, strict=True))
+        past = {f"past_key_values{k[len('present'):]}": v for k, v in present.items() if k.startswith("present")}
+        logits = present["logits"][:, -1]
+        tokens: list[list[int]] = [[] for _ in range(n)]
+        logprob = np.zeros(n, dtype=np.float64)
+        done = np.zeros(n, dtype=bool)
+        for _ in range(max_new):
+            lp = log_softmax(logits.astype(np.float64))
+            nxt = lp.argmax(-1)
+            for b in np.nonzero(~done)[0]:
+                logprob[b] += lp[b, nxt[b]]
+                if nxt[b] == self.eos_id:
+                    done[b] = True
+                else:
+                    tokens[b].append(int(nxt[b]))
+            if done.all():
+                break
+            feed = {"input_ids": nxt[:, None].astype(np.int64), **{k: past[k] for k in self.past_names}}
+            outputs = self.decoder_past.run(None, feed)
+            step = dict(zip([o.name for o in self.decoder_past.get_outputs()], outputs, strict=True))
+            for k, v in step.items():
+                if k.startswith("present"):
+                    past[f"past_key_values{k[len('present'):]}"] = v
+            logits = step["logits"][:, -1]
+        results = []
+        for b in range(n):
+            text = self.tokenizer.decode(tokens[b], skip_special_tokens=True)
+            count = len(tokens[b]) + (1 if done[b] else 0)
+            results.append((text, float(np.exp(logprob[b] / max(1, count)))))
+        return results

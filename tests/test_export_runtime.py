@@ -1,0 +1,124 @@
+"""ONNX export of both models and the torch-free runtime: parity with torch, and no torch import."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from ocrkit.detection.factory import create_detector
+from ocrkit.detection.postprocess import PostConfig
+from ocrkit.detection.predictor import detector_settings, load_detector
+from ocrkit.export.detector import export_detector
+from ocrkit.export.recognizer import export_recognizer
+from ocrkit.recognition import load_recognizer
+from ocrkit.recognition.model import create_recognizer
+from ocrkit.recognition.preprocessing import LinePreprocess
+from ocrkit.recognition.tokenizer import build_tokenizer
+from ocrkit.runtime import OnnxDetector, OnnxRecognizer
+
+HERE = Path(__file__).parent
+TINY_DET = dict(num_queries=30, num_denoising=0, decoder_layers=1, encoder_hidden_dim=32, d_model=32,
+                decoder_in_channels=[32, 32], encoder_ffn_dim=64, decoder_ffn_dim=64,
+                encoder_attention_heads=2, decoder_attention_heads=2)
+
+
+@pytest.fixture(scope="module")
+def detector_dirs(tmp_path_factory):
+    root = tmp_path_factory.mktemp("det")
+    torch.manual_seed(0)
+    model = create_detector("dfine", "n", **TINY_DET).eval()
+    model.save_pretrained(root / "torch")
+    post = PostConfig(score_threshold=0.0, nms_iou=0.5, contain_threshold=0.8)
+    (root / "torch" / "ocrkit.json").write_text(json.dumps(detector_settings(model, 128, 32, True, post)))
+    export_detector(root / "torch", root / "onnx")
+    return root / "torch", root / "onnx"
+
+
+def test_detector_onnx_matches_torch_with_nms_in_graph(detector_dirs):
+    torch_dir, onnx_dir = detector_dirs
+    rng = np.random.default_rng(0)
+    pages = [(rng.random((h, w, 3)) * 255).astype(np.uint8) for h, w in [(300, 200), (100, 400), (128, 128)]]
+    ours, theirs = load_detector(torch_dir).predict(pages), OnnxDetector(onnx_dir, threads=1).predict(pages)
+    for (tb, ts), (ob, os_) in zip(ours, theirs, strict=True):
+        assert len(tb) == len(ob) and len(tb) > 0
+        np.testing.assert_allclose(ob, tb, atol=0.05)  # page pixels
+        np.testing.assert_allclose(os_, ts, atol=1e-4)
+
+
+def test_exported_graph_contains_nms(detector_dirs):
+    import onnx
+
+    ops = {node.op_type for node in onnx.load(str(detector_dirs[1] / "detector.onnx")).graph.node}
+    assert {"NonMaxSuppression", "TopK", "Trilu"} <= ops
+
+
+@pytest.fixture(scope="module")
+def recognizer_dirs(tmp_path_factory):
+    root = tmp_path_factory.mktemp("rec")
+    tok = build_tokenizer()
+    torch.manual_seed(0)
+    model = create_recognizer("tiny", tokenizer=tok, image_size=128).eval()
+    with torch.no_grad():  # silence special/filler tokens so random weights emit real text to compare
+        head = model.decoder.output_projection.weight
+        for row in [*tok.all_special_ids, *range(len(tok), head.shape[0])]:
+            head[row].zero_()
+    model.save_pretrained(root / "torch")
+    tok.save_pretrained(root / "torch")
+    LinePreprocess(longest=128, max_height=32).save(root / "torch")
+    export_recognizer(root / "torch", root / "onnx")
+    return root / "torch", root / "onnx"
+
+
+def test_recognizer_onnx_greedy_matches_torch(recognizer_dirs):
+    torch_dir, onnx_dir = recognizer_dirs
+    rng = np.random.default_rng(1)
+    shapes = [(30, 300), (40, 100), (20, 400), (50, 60), (32, 128), (12, 500), (64, 64)]
+    crops = [(rng.random(s) * 255).astype(np.uint8) for s in shapes]
+    ours = load_recognizer(torch_dir).recognize(crops, batch_size=3)
+    theirs = OnnxRecognizer(onnx_dir, threads=1).recognize(crops, batch_size=3)
+    assert sum(len(t) for t, _ in ours) > 20  # the test compares real text, not empty strings
+    for (tt, ts), (ot, os_) in zip(ours, theirs, strict=True):
+        assert tt == ot
+        assert abs(ts - os_) < 1e-4
+
+
+def test_encoder_output_length_is_symbolic(recognizer_dirs):
+    import onnx
+
+    out = onnx.load(str(recognizer_dirs[1] / "encoder_model.onnx")).graph.output[0]
+    assert out.type.tensor_type.shape.dim[1].dim_param == "encoder_sequence_length"
+
+
+def test_runtime_works_without_torch(detector_dirs, recognizer_dirs, tmp_path):
+    """A deploy environment has no torch: block it, run the deploy entry point, compare with torch."""
+    page = (np.random.default_rng(2).random((200, 300, 3)) * 255).astype(np.uint8)
+    from PIL import Image
+
+    Image.fromarray(page).save(tmp_path / "page.png")
+    models = tmp_path / "models"
+    models.mkdir()
+    (models / "detector").symlink_to(detector_dirs[1])
+    (models / "recognizer").symlink_to(recognizer_dirs[1])
+    runner = (
+        "import runpy, sys; sys.path.insert(0, sys.argv.pop(1)); import block_torch\n"
+        "sys.argv = sys.argv[1:]\n"
+        "try:\n    runpy.run_path(sys.argv[0], run_name='__main__')\nexcept SystemExit as exit_:\n    rc = exit_.code\n"
+        "assert not {'torch', 'transformers'} & set(sys.modules), 'torch was imported'\n"
+        "sys.exit(rc)\n"
+    )
+    res = subprocess.run([sys.executable, "-c", runner, str(HERE), str(HERE.parent / "deploy" / "ocr_onnx.py"),
+                          str(tmp_path / "page.png"), "--models", str(models), "--out", str(tmp_path / "out")],
+                         capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr[-2000:]
+    got = json.loads((tmp_path / "out" / "page.json").read_text())
+    from ocrkit.pipeline import OCR
+
+    want = OCR(detector_dirs[0], recognizer_dirs[0]).read_array(page, name=str(tmp_path / "page.png"))
+    assert len(got["lines"]) == len(want.lines) > 0
+    for g, w in zip(got["lines"], want.lines, strict=True):
+        assert g["text"] == w.text
+        np.testing.assert_allclose(g["bbox"], w.bbox, atol=0.05)
