@@ -7,35 +7,19 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import torch
 
-from ocrkit.detection.factory import create_detector
-from ocrkit.detection.postprocess import PostConfig
-from ocrkit.detection.predictor import detector_settings, load_detector
+from ocrkit.detection.predictor import load_detector
 from ocrkit.export.detector import export_detector
 from ocrkit.export.recognizer import export_recognizer
 from ocrkit.recognition import load_recognizer
-from ocrkit.recognition.model import create_recognizer
-from ocrkit.recognition.preprocessing import LinePreprocess
-from ocrkit.recognition.tokenizer import build_tokenizer
 from ocrkit.runtime import OnnxDetector, OnnxRecognizer
 
 HERE = Path(__file__).parent
-TINY_DET = dict(num_queries=30, num_denoising=0, decoder_layers=1, encoder_hidden_dim=32, d_model=32,
-                decoder_in_channels=[32, 32], encoder_ffn_dim=64, decoder_ffn_dim=64,
-                encoder_attention_heads=2, decoder_attention_heads=2)
-
-
 @pytest.fixture(scope="module")
-def detector_dirs(tmp_path_factory):
-    root = tmp_path_factory.mktemp("det")
-    torch.manual_seed(0)
-    model = create_detector("dfine", "n", **TINY_DET).eval()
-    model.save_pretrained(root / "torch")
-    post = PostConfig(score_threshold=0.0, nms_iou=0.5, contain_threshold=0.8)
-    (root / "torch" / "ocrkit.json").write_text(json.dumps(detector_settings(model, 128, 32, True, post)))
-    export_detector(root / "torch", root / "onnx")
-    return root / "torch", root / "onnx"
+def detector_dirs(tiny_detector_dir, tmp_path_factory):
+    out = tmp_path_factory.mktemp("det_onnx")
+    export_detector(tiny_detector_dir, out)
+    return tiny_detector_dir, out
 
 
 def test_detector_onnx_matches_torch_with_nms_in_graph(detector_dirs):
@@ -57,20 +41,10 @@ def test_exported_graph_contains_nms(detector_dirs):
 
 
 @pytest.fixture(scope="module")
-def recognizer_dirs(tmp_path_factory):
-    root = tmp_path_factory.mktemp("rec")
-    tok = build_tokenizer()
-    torch.manual_seed(0)
-    model = create_recognizer("tiny", tokenizer=tok, image_size=128).eval()
-    with torch.no_grad():  # silence special/filler tokens so random weights emit real text to compare
-        head = model.decoder.output_projection.weight
-        for row in [*tok.all_special_ids, *range(len(tok), head.shape[0])]:
-            head[row].zero_()
-    model.save_pretrained(root / "torch")
-    tok.save_pretrained(root / "torch")
-    LinePreprocess(longest=128, max_height=32).save(root / "torch")
-    export_recognizer(root / "torch", root / "onnx")
-    return root / "torch", root / "onnx"
+def recognizer_dirs(tiny_recognizer_dir, tmp_path_factory):
+    out = tmp_path_factory.mktemp("rec_onnx")
+    export_recognizer(tiny_recognizer_dir, out)
+    return tiny_recognizer_dir, out
 
 
 def test_recognizer_onnx_greedy_matches_torch(recognizer_dirs):
@@ -106,12 +80,15 @@ def test_runtime_works_without_torch(detector_dirs, recognizer_dirs, tmp_path):
     runner = (
         "import runpy, sys; sys.path.insert(0, sys.argv.pop(1)); import block_torch\n"
         "sys.argv = sys.argv[1:]\n"
-        "try:\n    runpy.run_path(sys.argv[0], run_name='__main__')\nexcept SystemExit as exit_:\n    rc = exit_.code\n"
+        "try:\n    runpy.run_path(sys.argv[0], run_name='__main__')\n"
+        "except SystemExit as exit_:\n    rc = exit_.code\n"
         "assert not {'torch', 'transformers'} & set(sys.modules), 'torch was imported'\n"
         "sys.exit(rc)\n"
     )
-    res = subprocess.run([sys.executable, "-c", runner, str(HERE), str(HERE.parent / "deploy" / "ocr_onnx.py"),
-                          str(tmp_path / "page.png"), "--models", str(models), "--out", str(tmp_path / "out")],
+    deploy_script = str(HERE.parent / "deploy" / "ocr_onnx.py")
+    res = subprocess.run([sys.executable, "-c", runner, str(HERE), deploy_script,
+                          str(tmp_path / "page.png"), "--models", str(models),
+                          "--out", str(tmp_path / "out")],
                          capture_output=True, text=True, timeout=300)
     assert res.returncode == 0, res.stderr[-2000:]
     got = json.loads((tmp_path / "out" / "page.json").read_text())

@@ -25,7 +25,9 @@ class Failures:
         if self.debug:
             traceback.print_exception(exc)
         msg = str(exc) if isinstance(exc, InputError) else f"{where}: {exc.__class__.__name__}: {exc}"
-        print(f"ocrkit: error: {msg}", file=sys.stderr)
+        from tqdm.auto import tqdm
+
+        tqdm.write(f"ocrkit: error: {msg}", file=sys.stderr)  # keeps the line intact under a progress bar
 
     def exit_code(self, total: int) -> int:
         if self.count:

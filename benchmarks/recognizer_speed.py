@@ -1,0 +1,117 @@
+"""Recognizer speed: training lines/s and inference lines/s (batch 1 and batched) on this machine.
+
+    python benchmarks/recognizer_speed.py [--model runs/recognizer_small/model] [--size small]
+
+Without --model a random-init model of --size is timed; it never emits </s>, so inference decodes a fixed
+--tokens per line (≈ a 35-character line) to stay comparable with a trained model. Prints the load average:
+numbers taken on a busy machine are not comparable.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import time
+
+import numpy as np
+import torch
+
+from ocrkit.recognition.collate import pad_labels
+from ocrkit.recognition.config import RecognizerConfig
+from ocrkit.recognition.predictor import Recognizer
+from ocrkit.recognition.sampler import AspectRatioBatchSampler
+from ocrkit.recognition.task import RecognitionTask
+from ocrkit.recognition.tokenizer import encode_label
+
+WORDS = "Total Summe MwSt Brot 12,50 € Quittung Kasse 03.11.2024 Artikel Betrag Danke EUR x2 Rabatt".split()
+
+
+def synthetic_lines(n: int, seed: int = 0) -> list[tuple[np.ndarray, str]]:
+    """Black-on-white cv2 text lines, 1-8 words, ~30 px tall (only the shapes matter for speed)."""
+    import cv2
+
+    rng = random.Random(seed)
+    out = []
+    for _ in range(n):
+        text = " ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 8)))
+        (w, h), base = cv2.getTextSize(text, cv2.FONT_HERSHEY_SIMPLEX, 0.8, 1)
+        img = np.full((h + base + 8, w + 8, 3), 255, np.uint8)
+        cv2.putText(img, text, (4, h + 4), cv2.FONT_HERSHEY_SIMPLEX, 0.8, (0, 0, 0), 1, cv2.LINE_AA)
+        out.append((img, text))
+    return out
+
+
+def train_speed(task: RecognitionTask, model: torch.nn.Module, lines, batch_size: int, steps: int) -> float:
+    images = [task.preprocess.apply(img) for img, _ in lines]
+    labels = [encode_label(task.tokenizer, text) for _, text in lines]
+    batches = AspectRatioBatchSampler([im.shape[:2] for im in images], batch_size, seed=0).batches()
+    optimizer = torch.optim.AdamW(task.param_groups(model, 1e-4, 0.05), lr=1e-4)
+    model.train()
+    done, elapsed = 0, 0.0
+    for i, idx in enumerate(batches[: steps + 1]):
+        batch = {"pixel_values": torch.from_numpy(task.preprocess.batch([images[j] for j in idx])),
+                 "labels": pad_labels([labels[j] for j in idx])}
+        start = time.perf_counter()
+        loss = task.loss(model, batch) / task.units(batch)
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+        if i:  # the first step warms up allocators and kernels
+            elapsed += time.perf_counter() - start
+            done += len(idx)
+    return done / elapsed
+
+
+def infer_speed(rec: Recognizer, crops: list[np.ndarray], batch_size: int, tokens: int | None) -> float:
+    start = time.perf_counter()
+    if tokens is None:
+        rec.recognize(crops, batch_size=batch_size)
+    else:  # random-init model: fixed decode length (see module docstring)
+        images = [rec.preprocess.apply(c) for c in crops]
+        for idx in AspectRatioBatchSampler([im.shape[:2] for im in images], batch_size, seed=0):
+            pixels = torch.from_numpy(rec.preprocess.batch([images[j] for j in idx]))
+            with torch.inference_mode():
+                rec.model.generate(pixel_values=pixels, interpolate_pos_encoding=True,
+                                   min_new_tokens=tokens, max_new_tokens=tokens)
+    return len(crops) / (time.perf_counter() - start)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", help="trained model folder; default: random-init --size")
+    parser.add_argument("--size", default="small")
+    parser.add_argument("--batch-size", type=int, default=16)
+    parser.add_argument("--train-steps", type=int, default=8)
+    parser.add_argument("--lines", type=int, default=64, help="lines per inference measurement")
+    parser.add_argument("--tokens", type=int, default=36, help="decode length for a random-init model")
+    parser.add_argument("--threads", type=int, default=2)
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(0)
+    print(f"load average before: {os.getloadavg()[0]:.2f} (1 min), torch threads {torch.get_num_threads()}")
+
+    config = RecognizerConfig()
+    config.model.size = args.size
+    if args.model:
+        config.model.pretrained = args.model
+    task = RecognitionTask(config)
+    model = task.build_model()
+    lines = synthetic_lines(max(args.lines, args.batch_size * (args.train_steps + 1)))
+    n_params = sum(p.numel() for p in {id(p): p for p in model.parameters()}.values())
+    print(f"model: {args.model or args.size} ({n_params / 1e6:.2f}M params), longest={config.data.longest}, "
+          f"max_height={config.data.max_height}, fp32")
+    print(f"training:  {train_speed(task, model, lines, args.batch_size, args.train_steps):6.1f} lines/s "
+          f"(batch {args.batch_size}, forward+backward+AdamW)")
+
+    rec = Recognizer(model.eval(), task.tokenizer, task.preprocess)
+    crops = [img for img, _ in lines[: args.lines]]
+    tokens = None if args.model else args.tokens
+    print(f"inference: {infer_speed(rec, crops[:16], 1, tokens):6.1f} lines/s (batch 1, greedy)")
+    print(f"inference: {infer_speed(rec, crops, args.batch_size, tokens):6.1f} lines/s "
+          f"(batch {args.batch_size}, greedy)")
+    print(f"load average after: {os.getloadavg()[0]:.2f}")
+
+
+if __name__ == "__main__":
+    main()

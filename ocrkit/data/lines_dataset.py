@@ -1,0 +1,133 @@
+"""Line-recognition dataset: a JSONL manifest of `{"image": path, "text": ...}` records.
+
+Relative image paths resolve against the manifest's folder; absolute paths are used as they are.
+Optional "width"/"height" keys spare the bucketing sampler from opening every image header.
+Light augmentation runs on the raw crop, then the exact inference letterbox (LinePreprocess.apply).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import albumentations as A
+import cv2
+from PIL import Image
+from torch.utils.data import Dataset
+from transformers import PreTrainedTokenizerBase
+
+from ocrkit.errors import InputError
+from ocrkit.io import load_image
+from ocrkit.recognition.preprocessing import LinePreprocess
+from ocrkit.recognition.tokenizer import encode_label
+
+
+def read_manifest(path: str | Path, require_text: bool = True) -> list[dict[str, Any]]:
+    """Records with "image" resolved to an absolute path (the original value kept in "image_ref")."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(path, "manifest not found")
+    records = []
+    with path.open(encoding="utf-8") as fh:
+        for n, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise InputError(f"{path}:{n}", f"invalid JSON ({exc.msg})") from None
+            if not isinstance(rec, dict) or not isinstance(rec.get("image"), str):
+                raise InputError(f"{path}:{n}", 'expected an object with an "image" path')
+            if require_text and not isinstance(rec.get("text"), str):
+                raise InputError(f"{path}:{n}", 'missing "text"')
+            image = Path(rec["image"])
+            records.append(
+                {
+                    **rec,
+                    "image_ref": rec["image"],
+                    "image": str(image if image.is_absolute() else path.parent / image),
+                }
+            )
+    if not records:
+        raise InputError(path, "manifest has no records")
+    return records
+
+
+def light_augment() -> A.Compose:
+    """Scan-like variation that never changes which characters are legible."""
+    return A.Compose(
+        [
+            A.Affine(
+                rotate=(-1.0, 1.0),
+                shear={"x": (-6.0, 6.0), "y": (0.0, 0.0)},
+                scale=(0.95, 1.05),
+                fit_output=True,
+                border_mode=cv2.BORDER_REPLICATE,
+                p=0.5,
+            ),
+            A.RandomBrightnessContrast(brightness_limit=0.2, contrast_limit=0.3, p=0.5),
+            A.OneOf(
+                [A.GaussianBlur(blur_limit=(3, 3), sigma_limit=(0.3, 1.0)), A.MotionBlur(blur_limit=(3, 3))],
+                p=0.2,
+            ),
+            A.Morphological(scale=(1, 2), operation="erosion", p=0.05),
+            A.Morphological(scale=(1, 2), operation="dilation", p=0.05),
+            A.GaussNoise(std_range=(0.01, 0.06), p=0.2),
+            A.Downscale(scale_range=(0.5, 0.9), p=0.15),
+            A.ImageCompression(quality_range=(40, 95), p=0.2),
+        ]
+    )
+
+
+class LinesDataset(Dataset):
+    """Items: {"image": letterboxed HxWx3 uint8, "labels": ids ending with </s>, "text": str}."""
+
+    def __init__(
+        self,
+        manifest: str | Path,
+        tokenizer: PreTrainedTokenizerBase,
+        preprocess: LinePreprocess,
+        augment: bool = False,
+        max_target_length: int = 160,
+        limit: int = 0,
+    ) -> None:
+        self.manifest = Path(manifest)
+        self.records = read_manifest(manifest)
+        if limit:
+            self.records = self.records[:limit]
+        self.tokenizer = tokenizer
+        self.preprocess = preprocess
+        self.augment = light_augment() if augment else None
+        self.max_target_length = max_target_length
+        self._shapes: list[tuple[int, int]] | None = None
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+    def __getitem__(self, index: int) -> dict[str, Any]:
+        rec = self.records[index]
+        image = load_image(rec["image"])
+        if self.augment is not None:
+            image = self.augment(image=image)["image"]
+        return {
+            "image": self.preprocess.apply(image),
+            "labels": encode_label(self.tokenizer, rec["text"], self.max_target_length),
+            "text": rec["text"],
+        }
+
+    def padded_shapes(self) -> list[tuple[int, int]]:
+        """Letterboxed (H, W) per item, from manifest width/height or the image header (cached)."""
+        if self._shapes is None:
+            self._shapes = [self.preprocess.padded_shape(*_original_size(r)) for r in self.records]
+        return self._shapes
+
+
+def _original_size(rec: dict[str, Any]) -> tuple[int, int]:
+    if isinstance(rec.get("width"), int) and isinstance(rec.get("height"), int):
+        return rec["height"], rec["width"]
+    try:
+        with Image.open(rec["image"]) as img:  # reads the header only
+            return img.height, img.width
+    except (OSError, SyntaxError, ValueError) as exc:
+        raise InputError(rec["image"], f"cannot read image size ({exc})") from None

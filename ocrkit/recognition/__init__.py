@@ -1,0 +1,24 @@
+"""Line recognition: variable-resolution ViT encoder + TrOCR decoder.
+
+Imports torch lazily, so the torch-free runtime can use `ocrkit.recognition.preprocessing`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ocrkit.recognition.predictor import Recognizer
+
+
+def load_recognizer(model_dir: str | Path, num_beams: int = 1, device: str = "cpu") -> Recognizer:
+    """A Recognizer from a model folder (HF files + ocrkit.json); ModelError if missing or corrupt."""
+    from ocrkit.recognition.predictor import Recognizer
+
+    recognizer = Recognizer.load(model_dir, num_beams=num_beams)
+    recognizer.model.to(device)
+    return recognizer
+
+
+__all__ = ["load_recognizer"]

@@ -1,0 +1,37 @@
+"""Recognizer training config: `model:` / `data:` / `train:` sections of configs/recognizer/*.yaml."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ocrkit.engine.settings import TrainSettings
+
+
+@dataclass
+class ModelConfig:
+    size: str = "small"  # tiny (tests) | small (shipped, CPU) | base
+    pretrained: str = ""  # hub id or local HF folder to start from (its tokenizer is used); "" = random init
+    max_target_length: int = 160  # decoder positions; longer labels are truncated (keeping </s>)
+    dropout: float = 0.1  # decoder dropout (the ViT encoder uses none)
+    label_smoothing: float = 0.0  # keep 0: smoothing destabilises TrOCR training (see task.py)
+
+
+@dataclass
+class DataConfig:
+    train: str = "data/synth/lines/train/lines.jsonl"  # JSONL manifest {"image": rel/abs path, "text": ...}
+    val: str = "data/synth/lines/val/lines.jsonl"  # manifest evaluated every train.eval_every steps
+    val_limit: int = 300  # evaluate on the first N validation lines (CPU budget); 0 = all
+    eval_batch_size: int = 32  # lines per greedy-decoding batch during evaluation
+    augment: bool = True  # light scan-like augmentation of training crops
+    bucketing: bool = True  # aspect-ratio bucketing batch sampler (False = plain shuffled batches)
+    longest: int = 512  # letterbox: long side → this (multiple of 16); also the ViT position grid side
+    max_height: int = 64  # cap on the scaled line height (short words not blown up); 0 = off
+    grayscale: bool = True  # gray → 3 channels
+    pad_value: int = 0  # letterbox / batch padding value (uint8)
+
+
+@dataclass
+class RecognizerConfig:
+    model: ModelConfig = field(default_factory=ModelConfig)
+    data: DataConfig = field(default_factory=DataConfig)
+    train: TrainSettings = field(default_factory=TrainSettings)

@@ -1,0 +1,64 @@
+"""Recognizer = preprocessing (ocrkit.json) + VisionEncoderDecoder + greedy/beam decoding."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import torch
+from safetensors import SafetensorError
+from transformers import VisionEncoderDecoderModel
+from transformers.utils import logging as hf_logging
+
+from ocrkit.errors import ModelError
+from ocrkit.io import check_model_dir
+from ocrkit.recognition.decoding import generate
+from ocrkit.recognition.model import freeze_unused
+from ocrkit.recognition.preprocessing import LinePreprocess
+from ocrkit.recognition.sampler import AspectRatioBatchSampler
+from ocrkit.recognition.tokenizer import load_tokenizer
+
+
+class Recognizer:
+    """Reads text-line crops. Batches group similar aspect ratios so little compute goes to padding."""
+
+    def __init__(
+        self, model: VisionEncoderDecoderModel, tokenizer, preprocess: LinePreprocess, num_beams: int = 1
+    ) -> None:
+        self.model = model.eval()
+        self.tokenizer = tokenizer
+        self.preprocess = preprocess
+        self.num_beams = num_beams
+
+    @classmethod
+    def load(cls, model_dir: str | Path, num_beams: int = 1) -> Recognizer:
+        model_dir = check_model_dir(model_dir)
+        preprocess = LinePreprocess.load(model_dir)
+        tokenizer = load_tokenizer(model_dir)
+        verbosity = hf_logging.get_verbosity()
+        hf_logging.set_verbosity_error()  # a missing unused ViT pooler is not worth a warning
+        try:
+            model = VisionEncoderDecoderModel.from_pretrained(str(model_dir), use_safetensors=True)
+        except (OSError, ValueError, RuntimeError, SafetensorError) as exc:
+            raise ModelError(model_dir, f"cannot load recognizer ({exc.__class__.__name__}: {exc})") from None
+        finally:
+            hf_logging.set_verbosity(verbosity)
+        freeze_unused(model)
+        return cls(model, tokenizer, preprocess, num_beams)
+
+    @torch.inference_mode()
+    def recognize(self, crops: list[np.ndarray], batch_size: int = 16) -> list[tuple[str, float]]:
+        """Line crops (HxW[xC] arrays) → [(text, confidence in 0..1)] in input order."""
+        if not crops:
+            return []
+        images = [self.preprocess.apply(c) for c in crops]
+        shapes = [im.shape[:2] for im in images]
+        results: list[tuple[str, float] | None] = [None] * len(images)
+        device = next(self.model.parameters()).device
+        for batch in AspectRatioBatchSampler(shapes, batch_size, seed=0):
+            pixels = torch.from_numpy(self.preprocess.batch([images[i] for i in batch])).to(device)
+            for i, pred in zip(
+                batch, generate(self.model, self.tokenizer, pixels, self.num_beams), strict=True
+            ):
+                results[i] = pred
+        return results  # type: ignore[return-value]

@@ -1,0 +1,87 @@
+"""Line-crop preprocessing shared by training, evaluation, torch and ONNX inference.
+
+numpy/OpenCV only (no torch) so the torch-free runtime can import it. The settings travel with the
+model in ocrkit.json, so inference can never resize differently from training.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from ocrkit.errors import ModelError
+from ocrkit.preprocess import letterbox, padded_size, to_rgb_uint8
+
+OCRKIT_JSON = "ocrkit.json"
+
+
+@dataclass(frozen=True)
+class LinePreprocess:
+    longest: int = 512  # long side scaled to this (up or down), aspect kept
+    divisor: int = 16  # both sides padded to a multiple of this (= ViT patch size)
+    max_height: int = 0  # >0: also cap the scaled height (short words are not blown up to L wide); 0 = off
+    grayscale: bool = True  # colour carries no text information; gray narrows the synthetic→real gap
+    pad_value: int = 0  # letterbox and batch padding value (uint8, before normalisation)
+    mean: float = 0.5  # pixel = (x / 255 - mean) / std
+    std: float = 0.5
+
+    def target_longest(self, height: int, width: int) -> int:
+        """The `longest` handed to letterbox for a crop of this size (differs from L only with max_height)."""
+        if self.max_height <= 0:
+            return self.longest
+        scale = min(self.longest / max(height, width), self.max_height / height)
+        return max(self.divisor, int(scale * max(height, width)) // self.divisor * self.divisor)
+
+    def padded_shape(self, height: int, width: int) -> tuple[int, int]:
+        """(H, W) `apply` will return for a crop of this size, without touching pixels (for bucketing)."""
+        return padded_size(height, width, self.target_longest(height, width), self.divisor)
+
+    def apply(self, crop: np.ndarray) -> np.ndarray:
+        """Crop (any dtype/channels) → letterboxed HxWx3 uint8, both sides multiples of `divisor`."""
+        img = to_rgb_uint8(crop)
+        if self.grayscale:
+            img = np.repeat(cv2.cvtColor(img, cv2.COLOR_RGB2GRAY)[:, :, None], 3, axis=2)
+        longest = self.target_longest(*img.shape[:2])
+        out, _ = letterbox(img, longest=longest, divisor=self.divisor, pad_value=self.pad_value)
+        return out
+
+    def batch(self, images: list[np.ndarray]) -> np.ndarray:
+        """Letterboxed uint8 images → float32 NCHW, padded bottom/right to the batch's largest H and W."""
+        if not images:
+            raise ValueError("empty batch")
+        h = max(im.shape[0] for im in images)
+        w = max(im.shape[1] for im in images)
+        out = np.full((len(images), h, w, 3), self.pad_value, dtype=np.uint8)
+        for i, im in enumerate(images):
+            out[i, : im.shape[0], : im.shape[1]] = im
+        pixels = (out.astype(np.float32) / 255.0 - self.mean) / self.std
+        return np.ascontiguousarray(pixels.transpose(0, 3, 1, 2))
+
+    # -- ocrkit.json ----------------------------------------------------------------------------------
+    def to_json(self) -> dict:
+        return {"task": "recognition", **asdict(self)}
+
+    def save(self, model_dir: str | Path, extra: dict | None = None) -> None:
+        path = Path(model_dir) / OCRKIT_JSON
+        path.write_text(json.dumps({**self.to_json(), **(extra or {})}, indent=2), encoding="utf-8")
+
+    @classmethod
+    def load(cls, model_dir: str | Path) -> LinePreprocess:
+        path = Path(model_dir) / OCRKIT_JSON
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise ModelError(model_dir, f"missing {OCRKIT_JSON}") from None
+        except (OSError, json.JSONDecodeError) as exc:
+            raise ModelError(path, f"unreadable ({exc})") from None
+        if not isinstance(data, dict) or data.get("task") != "recognition":
+            raise ModelError(path, "not a recognition model (ocrkit.json task != 'recognition')")
+        names = {f.name for f in fields(cls)}
+        try:
+            return cls(**{k: v for k, v in data.items() if k in names})
+        except TypeError as exc:
+            raise ModelError(path, f"invalid preprocessing settings ({exc})") from None

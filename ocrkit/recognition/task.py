@@ -1,0 +1,167 @@
+"""RecognitionTask: the recognizer side of the shared training engine (ocrkit.engine.task.Task).
+
+Loss: token cross-entropy SUMMED over non-ignored label tokens; `units` counts those tokens, and the
+engine divides by the token count of the whole accumulated step, so a long line weighs per character,
+not per line. Label smoothing stays off by default: with a from-scratch character decoder it flattens
+the next-token distribution the model relies on early in training, and TrOCR fine-tunes have been seen
+to diverge or plateau with it; greedy decoding confidence also becomes less meaningful.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from torch.utils.data import Dataset, Sampler
+from transformers import VisionEncoderDecoderModel
+from transformers.models.vision_encoder_decoder.modeling_vision_encoder_decoder import shift_tokens_right
+
+from ocrkit.data.lines_dataset import LinesDataset
+from ocrkit.recognition.collate import IGNORE, LineCollator
+from ocrkit.recognition.config import RecognizerConfig
+from ocrkit.recognition.decoding import generate
+from ocrkit.recognition.metrics import ErrorCounts
+from ocrkit.recognition.model import create_recognizer
+from ocrkit.recognition.preprocessing import LinePreprocess
+from ocrkit.recognition.sampler import AspectRatioBatchSampler
+from ocrkit.recognition.tokenizer import build_tokenizer, load_tokenizer
+
+_NO_DECAY = ("bias", "norm", "position_embeddings", "cls_token", "embed_positions", "embed_tokens")
+
+
+class RecognitionTask:
+    def __init__(self, config: RecognizerConfig) -> None:
+        self.config = config
+        d, m = config.data, config.model
+        self.preprocess = LinePreprocess(
+            longest=d.longest,
+            divisor=16,
+            max_height=d.max_height,
+            grayscale=d.grayscale,
+            pad_value=d.pad_value,
+        )
+        self.tokenizer = _tokenizer_for(m.pretrained)
+        self.collator = LineCollator(self.preprocess)
+        self._val: LinesDataset | None = None
+
+    # -- model and data -------------------------------------------------------------------------------
+    def build_model(self) -> VisionEncoderDecoderModel:
+        m = self.config.model
+        model = create_recognizer(
+            m.size,
+            pretrained=m.pretrained or None,
+            tokenizer=self.tokenizer,
+            image_size=self.config.data.longest,
+            max_target_length=m.max_target_length,
+            dropout=m.dropout,
+        )
+        return model.train()
+
+    def train_dataset(self) -> LinesDataset:
+        return LinesDataset(
+            self.config.data.train,
+            self.tokenizer,
+            self.preprocess,
+            augment=self.config.data.augment,
+            max_target_length=self.config.model.max_target_length,
+        )
+
+    def collate(self, items: list[dict[str, Any]]) -> dict[str, Any]:
+        return self.collator(items)
+
+    def batch_sampler(self, dataset: Dataset, batch_size: int, seed: int) -> Sampler | None:
+        if not self.config.data.bucketing or not isinstance(dataset, LinesDataset):
+            return None
+        return AspectRatioBatchSampler(dataset.padded_shapes(), batch_size, seed)
+
+    # -- loss -----------------------------------------------------------------------------------------
+    def units(self, batch: dict[str, Any]) -> int:
+        return int((batch["labels"] != IGNORE).sum())
+
+    def loss(self, model: torch.nn.Module, batch: dict[str, Any]) -> torch.Tensor:
+        labels = batch["labels"]
+        device = next(model.parameters()).device
+        labels = labels.to(device)
+        cfg = _unwrap(model).config
+        decoder_input_ids = shift_tokens_right(labels, cfg.pad_token_id, cfg.decoder_start_token_id)
+        logits = model(
+            pixel_values=batch["pixel_values"].to(device),
+            decoder_input_ids=decoder_input_ids,
+            interpolate_pos_encoding=True,
+        ).logits
+        return F.cross_entropy(
+            logits.float().flatten(0, 1),
+            labels.flatten(),
+            ignore_index=IGNORE,
+            reduction="sum",
+            label_smoothing=self.config.model.label_smoothing,
+        )
+
+    def param_groups(self, model: torch.nn.Module, lr: float, weight_decay: float) -> list[dict]:
+        """Encoder at lr × backbone_lr_mult; no weight decay on biases, norms, embeddings."""
+        enc_lr = lr * self.config.train.backbone_lr_mult
+        groups: dict[tuple[float, float], list[torch.nn.Parameter]] = {}
+        seen: set[int] = set()
+        for name, p in model.named_parameters():
+            if not p.requires_grad or id(p) in seen:
+                continue
+            seen.add(id(p))
+            group_lr = enc_lr if name.startswith("encoder.") else lr
+            decay = 0.0 if p.ndim < 2 or any(k in name.lower() for k in _NO_DECAY) else weight_decay
+            groups.setdefault((group_lr, decay), []).append(p)
+        return [{"params": ps, "lr": g_lr, "weight_decay": wd} for (g_lr, wd), ps in groups.items()]
+
+    # -- evaluation and export ------------------------------------------------------------------------
+    def val_dataset(self) -> LinesDataset:
+        if self._val is None:
+            d = self.config.data
+            self._val = LinesDataset(
+                d.val,
+                self.tokenizer,
+                self.preprocess,
+                augment=False,
+                max_target_length=self.config.model.max_target_length,
+                limit=d.val_limit,
+            )
+        return self._val
+
+    def evaluate(self, model: torch.nn.Module) -> dict[str, float]:
+        """Greedy CER / WER on the validation manifest (case_sensitive: false records compared lower-case)."""
+        data = self.val_dataset()
+        model = _unwrap(model)
+        device = next(model.parameters()).device
+        counts = ErrorCounts()
+        for batch_ids in AspectRatioBatchSampler(
+            data.padded_shapes(), self.config.data.eval_batch_size, seed=0
+        ):
+            batch = self.collate([data[i] for i in batch_ids])
+            preds = generate(model, self.tokenizer, batch["pixel_values"].to(device))
+            for i, (text, _) in zip(batch_ids, preds, strict=True):
+                rec = data.records[i]
+                counts.add(rec["text"], text, case_sensitive=rec.get("case_sensitive", True) is not False)
+        return {"cer": counts.cer, "wer": counts.wer}
+
+    def save_pretrained(self, model: torch.nn.Module, out_dir: Path) -> None:
+        """HF folder (config.json, model.safetensors, generation config, tokenizer files) + ocrkit.json."""
+        out_dir = Path(out_dir)
+        out_dir.mkdir(parents=True, exist_ok=True)
+        _unwrap(model).save_pretrained(out_dir, safe_serialization=True)
+        self.tokenizer.save_pretrained(out_dir)
+        self.preprocess.save(
+            out_dir,
+            extra={"size": self.config.model.size, "max_target_length": self.config.model.max_target_length},
+        )
+
+
+def _tokenizer_for(pretrained: str):
+    """Ours for random init or a folder without tokenizer files; otherwise the checkpoint's own."""
+    folder = Path(pretrained)
+    if not pretrained or (folder.is_dir() and not (folder / "tokenizer_config.json").is_file()):
+        return build_tokenizer()
+    return load_tokenizer(pretrained)
+
+
+def _unwrap(model: torch.nn.Module) -> VisionEncoderDecoderModel:
+    return getattr(model, "module", model)

@@ -1,0 +1,76 @@
+"""Character-level tokenizer: one token per character (space included), saved as a HF fast tokenizer.
+
+Built with the `tokenizers` library and wrapped in `PreTrainedTokenizerFast`, so the model folder's
+tokenizer.json is readable by `AutoTokenizer` and Optimum. It never adds <s>/</s> by itself: the decoder
+start token comes from the model config and labels are given an explicit </s> by `encode_label`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers
+from transformers import AutoTokenizer, PreTrainedTokenizerBase, PreTrainedTokenizerFast
+
+from ocrkit.charset import DEFAULT_CHARSET
+from ocrkit.errors import ModelError
+
+PAD, BOS, EOS, UNK = "<pad>", "<s>", "</s>", "<unk>"
+SPECIALS = (PAD, BOS, EOS, UNK)
+VOCAB_MULTIPLE = 8  # embedding / LM-head rows padded to a multiple of 8 (faster matmuls, tidy shapes)
+
+
+def build_tokenizer(charset: str = DEFAULT_CHARSET) -> PreTrainedTokenizerFast:
+    """Specials get ids 0-3 (<pad>, <s>, </s>, <unk>), then one id per character, then filler tokens."""
+    chars = list(dict.fromkeys(charset))
+    if any(len(c) != 1 for c in chars) or not chars:
+        raise ValueError("charset must be a non-empty string of single characters")
+    vocab = {tok: i for i, tok in enumerate([*SPECIALS, *chars])}
+    filler = 0
+    while len(vocab) % VOCAB_MULTIPLE:
+        vocab[f"<unused{filler}>"] = len(vocab)
+        filler += 1
+    core = Tokenizer(models.WordLevel(vocab=vocab, unk_token=UNK))
+    # NFC: a decomposed "é" (e + U+0301) must map to the single "é" token, not to "e" + <unk>.
+    core.normalizer = normalizers.NFC()
+    core.pre_tokenizer = pre_tokenizers.Split(
+        Regex(r"(?m)."), behavior="isolated"
+    )  # Oniguruma (?m): "." also matches \n
+    core.decoder = decoders.Fuse()  # join tokens with nothing between them (WordLevel would add spaces)
+    unused = [t for t in vocab if t.startswith("<unused")]
+    return PreTrainedTokenizerFast(
+        tokenizer_object=core,
+        pad_token=PAD,
+        bos_token=BOS,
+        eos_token=EOS,
+        unk_token=UNK,
+        additional_special_tokens=unused,
+        clean_up_tokenization_spaces=False,
+    )
+
+
+def encode_label(tokenizer: PreTrainedTokenizerBase, text: str, max_length: int | None = None) -> list[int]:
+    """Token ids of `text` followed by </s>. Literal "<s>" in text stays three characters."""
+    ids = tokenizer(text, add_special_tokens=False, split_special_tokens=True)["input_ids"]
+    if max_length is not None:
+        ids = ids[: max_length - 1]
+    return [*ids, tokenizer.eos_token_id]
+
+
+def decode(tokenizer: PreTrainedTokenizerBase, ids: list[int]) -> str:
+    """Ids → text, special and filler tokens dropped, spacing kept exactly."""
+    return tokenizer.decode(ids, skip_special_tokens=True, clean_up_tokenization_spaces=False)
+
+
+def load_tokenizer(model_dir: str | Path) -> PreTrainedTokenizerBase:
+    """The tokenizer saved in a model folder (ours or any HF tokenizer, e.g. a TrOCR checkpoint's)."""
+    try:
+        return AutoTokenizer.from_pretrained(str(model_dir))
+    except (OSError, ValueError) as exc:
+        raise ModelError(model_dir, f"cannot load tokenizer ({exc.__class__.__name__}: {exc})") from None
+
+
+def padded_vocab_size(tokenizer: PreTrainedTokenizerBase) -> int:
+    """Rows the embedding / LM head need: len(tokenizer) rounded up to a multiple of 8."""
+    n = len(tokenizer)
+    return -(-n // VOCAB_MULTIPLE) * VOCAB_MULTIPLE

@@ -1,0 +1,48 @@
+"""Shared fixtures: tiny randomly initialised model folders (built locally, nothing downloaded)."""
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+TINY_DET = dict(num_queries=30, num_denoising=0, decoder_layers=1, encoder_hidden_dim=32, d_model=32,
+                decoder_in_channels=[32, 32], encoder_ffn_dim=64, decoder_ffn_dim=64,
+                encoder_attention_heads=2, decoder_attention_heads=2)
+
+
+@pytest.fixture(scope="session")
+def tiny_detector_dir(tmp_path_factory) -> Path:
+    """A D-FINE detector folder (HF files + ocrkit.json) with a 128 px input and a low score threshold."""
+    from ocrkit.detection.factory import create_detector
+    from ocrkit.detection.postprocess import PostConfig
+    from ocrkit.detection.predictor import detector_settings
+
+    out = tmp_path_factory.mktemp("tiny_detector")
+    torch.manual_seed(0)
+    model = create_detector("dfine", "n", **TINY_DET).eval()
+    model.save_pretrained(out)
+    post = PostConfig(score_threshold=0.0, nms_iou=0.5, contain_threshold=0.8)
+    (out / "ocrkit.json").write_text(json.dumps(detector_settings(model, 128, 32, True, post)))
+    return out
+
+
+@pytest.fixture(scope="session")
+def tiny_recognizer_dir(tmp_path_factory) -> Path:
+    """A tiny ViT+TrOCR folder whose special/filler tokens are silenced, so it emits real text."""
+    from ocrkit.recognition.model import create_recognizer
+    from ocrkit.recognition.preprocessing import LinePreprocess
+    from ocrkit.recognition.tokenizer import build_tokenizer
+
+    out = tmp_path_factory.mktemp("tiny_recognizer")
+    tok = build_tokenizer()
+    torch.manual_seed(0)
+    model = create_recognizer("tiny", tokenizer=tok, image_size=128).eval()
+    with torch.no_grad():
+        head = model.decoder.output_projection.weight
+        for row in [*tok.all_special_ids, *range(len(tok), head.shape[0])]:
+            head[row].zero_()
+    model.save_pretrained(out)
+    tok.save_pretrained(out)
+    LinePreprocess(longest=128, max_height=32).save(out)
+    return out

@@ -1,0 +1,119 @@
+"""Manifest dataset, collate, bucketing, token-normalised accumulation, and a 2-step training run."""
+
+import json
+
+import numpy as np
+import pytest
+import torch
+from recognition_data import write_manifest
+
+from ocrkit.config import load_config
+from ocrkit.data.lines_dataset import read_manifest
+from ocrkit.engine.trainer import accumulate
+from ocrkit.errors import InputError
+from ocrkit.recognition.collate import IGNORE
+from ocrkit.recognition.config import RecognizerConfig
+from ocrkit.recognition.preprocessing import LinePreprocess
+from ocrkit.recognition.sampler import AspectRatioBatchSampler, padding_fraction, random_batches
+from ocrkit.recognition.task import RecognitionTask
+from tools.train_recognizer import main as train_main
+
+TEXTS = ["Total 12.50", "Grüße", "a longer line of receipt text 3x 4,99", "ID", "Brot 1,20 €", "x y z"]
+
+
+@pytest.fixture(scope="module")
+def manifest(tmp_path_factory):
+    return write_manifest(tmp_path_factory.mktemp("lines"), TEXTS)
+
+
+def tiny_config(manifest, out_dir, **train):
+    overrides = [f"data.train={manifest}", f"data.val={manifest}", f"train.out_dir={out_dir}"]
+    overrides += [f"train.{k}={v}" for k, v in train.items()]
+    return load_config(RecognizerConfig, "configs/recognizer/tiny.yaml", overrides)
+
+
+def test_manifest_paths_and_errors(manifest, tmp_path):
+    recs = read_manifest(manifest)
+    assert recs[0]["image_ref"] == "images/000.png"
+    assert recs[0]["image"] == str(manifest.parent / "images/000.png")
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"image": "a.png", "text": "x"}\nnot json\n')
+    with pytest.raises(InputError, match=r"bad.jsonl:2"):
+        read_manifest(bad)
+    with pytest.raises(InputError, match="not found"):
+        read_manifest(tmp_path / "missing.jsonl")
+
+
+def test_dataset_items_and_collate(manifest, tmp_path):
+    task = RecognitionTask(tiny_config(manifest, tmp_path))
+    data = task.train_dataset()
+    item = data[2]
+    assert item["image"].dtype == np.uint8 and item["image"].shape[0] % 16 == 0
+    assert item["image"].shape[1] == 128
+    assert item["labels"][-1] == task.tokenizer.eos_token_id and len(item["labels"]) == len(TEXTS[2]) + 1
+    assert [data[i]["image"].shape[:2] for i in range(len(data))] == data.padded_shapes()
+    batch = task.collate([data[0], data[2], data[3]])
+    assert batch["pixel_values"].shape == (3, 3, max(data.padded_shapes()[i][0] for i in (0, 2, 3)), 128)
+    assert batch["pixel_values"].min() >= -1.0 and batch["pixel_values"].max() <= 1.0
+    assert batch["labels"].shape == (3, len(TEXTS[2]) + 1) and (batch["labels"][1] != IGNORE).all()
+    assert task.units(batch) == sum(len(TEXTS[i]) + 1 for i in (0, 2, 3))
+    # batch padding uses the letterbox pad value (normalised 0 → -1)
+    assert (batch["pixel_values"][0, :, data.padded_shapes()[0][0]:, :] == -1.0).all()
+
+
+def test_bucketing_reduces_padding_and_is_deterministic():
+    rng = np.random.default_rng(0)
+    pre = LinePreprocess(longest=512, max_height=64)
+    # synthetic mix: 1-70 characters at ~0.55 x height per character, heights 20-60 px
+    sizes = [(int(h), max(8, int(h * 0.55 * n))) for h, n in zip(rng.integers(20, 60, 2000),
+                                                                 rng.integers(1, 70, 2000), strict=True)]
+    shapes = [pre.padded_shape(h, w) for h, w in sizes]
+    before = padding_fraction(shapes, random_batches(len(shapes), 16, seed=0))
+    sampler = AspectRatioBatchSampler(shapes, 16, seed=3)
+    after = padding_fraction(shapes, sampler.batches())
+    assert before > 0.3 and after < 0.05 and after < before / 5
+    assert sampler.batches() == AspectRatioBatchSampler(shapes, 16, seed=3).batches()
+    assert sampler.batches() != AspectRatioBatchSampler(shapes, 16, seed=4).batches()
+    flat = sorted(i for b in sampler for i in b)
+    assert flat == list(range(len(shapes))) and len(sampler) == 125
+
+
+def test_token_normalised_accumulation_equals_one_big_batch(manifest, tmp_path):
+    task = RecognitionTask(tiny_config(manifest, tmp_path))
+    torch.manual_seed(0)
+    model = task.build_model()
+    model.decoder.config.dropout = 0.0
+    model.eval()  # no dropout: the two paths must see identical forwards
+    data = task.train_dataset()
+    items = [data[i] for i in range(len(data))]
+    micro = [task.collate(items[:1]), task.collate(items[1:3]), task.collate(items[3:])]  # 3..38 tokens
+    accumulate(model, task, micro)
+    grads_acc = {n: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None}
+    model.zero_grad()
+    big = task.collate(items)
+    (task.loss(model, big) / task.units(big)).backward()
+    assert grads_acc
+    for name, p in model.named_parameters():
+        if p.grad is not None:
+            torch.testing.assert_close(grads_acc[name], p.grad, rtol=1e-4, atol=1e-6, msg=name)
+
+
+def test_param_groups_cover_trainable_params_once(manifest, tmp_path):
+    task = RecognitionTask(tiny_config(manifest, tmp_path, backbone_lr_mult=0.5))
+    model = task.build_model()
+    groups = task.param_groups(model, 1e-3, 0.05)
+    ids = [id(p) for g in groups for p in g["params"]]
+    assert len(ids) == len(set(ids)) == len({id(p) for p in model.parameters() if p.requires_grad})
+    lrs = {(g["lr"], g["weight_decay"]) for g in groups}
+    assert {lr for lr, _ in lrs} == {1e-3, 5e-4} and {wd for _, wd in lrs} == {0.0, 0.05}
+
+
+def test_train_script_two_steps(manifest, tmp_path):
+    out = tmp_path / "run"
+    rc = train_main(["-c", "configs/recognizer/tiny.yaml", "--set", f"data.train={manifest}",
+                     "--set", f"data.val={manifest}", "--set", f"train.out_dir={out}"])
+    assert rc == 0
+    evals = [json.loads(x) for x in (out / "metrics.jsonl").read_text().splitlines() if "eval" in x]
+    assert evals and 0.0 <= evals[-1]["eval"]["cer"]
+    assert json.loads((out / "model" / "ocrkit.json").read_text())["longest"] == 128
+    assert train_main(["-c", "configs/recognizer/tiny.yaml", "--set", "model.nope=1"]) == 2
