@@ -1,0 +1,1 @@
+"""Datasets: synthetic generation, COCO detection pages, line manifests."""

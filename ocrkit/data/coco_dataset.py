@@ -1,0 +1,155 @@
+"""COCO line-detection dataset: page images from disk → letterboxed tensors + DETR labels.
+
+Pages are pre-rendered once and read from disk every epoch (rendering on the fly would compete
+with training for the CPU). Augmentations run on the original page with box tracking, then the
+EXACT inference letterbox is applied (DETR detectors are sensitive to resize differences).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import albumentations as A
+import cv2
+import numpy as np
+import torch
+from pycocotools.coco import COCO
+from torch.utils.data import Dataset
+
+from ocrkit import boxes as B
+from ocrkit.errors import InputError
+from ocrkit.io import load_image
+from ocrkit.preprocess import Geometry, letterbox
+
+
+@dataclass
+class AugmentConfig:
+    enabled: bool = True  # False for validation / debugging
+    crop_p: float = 0.3  # random crop that keeps every line whole (zoom in)
+    zoom_out_p: float = 0.3  # shrink the page on a paper-white canvas (smaller lines)
+    zoom_out_min: float = 0.7  # smallest zoom-out scale
+    rotate_deg: float = 0.5  # max |rotation|; a long line's axis-aligned box grows by width·sin(angle)
+    color_p: float = 0.5  # brightness / contrast / gamma
+    blur_p: float = 0.2  # Gaussian or motion blur
+    noise_p: float = 0.2  # Gaussian noise
+    jpeg_p: float = 0.2  # JPEG artefacts
+
+
+def build_augment(cfg: AugmentConfig) -> A.Compose | None:
+    """Mild, line-preserving page augmentations (xyxy pixel boxes tracked by albumentations)."""
+    if not cfg.enabled:
+        return None
+    transforms = [
+        A.BBoxSafeRandomCrop(erosion_rate=0.0, p=cfg.crop_p),
+        A.Affine(
+            scale=(cfg.zoom_out_min, 1.0),
+            keep_ratio=True,
+            border_mode=cv2.BORDER_CONSTANT,
+            fill=255,
+            p=cfg.zoom_out_p,
+        ),
+        A.Affine(
+            rotate=(-cfg.rotate_deg, cfg.rotate_deg),
+            border_mode=cv2.BORDER_CONSTANT,
+            fill=255,
+            p=1.0 if cfg.rotate_deg > 0 else 0.0,
+        ),
+        A.OneOf([A.RandomBrightnessContrast(0.25, 0.3), A.RandomGamma((70, 150))], p=cfg.color_p),
+        A.OneOf([A.GaussianBlur(blur_limit=(3, 5)), A.MotionBlur(blur_limit=(3, 5))], p=cfg.blur_p),
+        A.GaussNoise(std_range=(0.01, 0.05), p=cfg.noise_p),
+        A.ImageCompression(quality_range=(40, 90), p=cfg.jpeg_p),
+    ]
+    return A.Compose(
+        transforms,
+        bbox_params=A.BboxParams(
+            format="pascal_voc",
+            label_fields=["labels"],
+            min_visibility=0.5,
+            clip=True,
+            filter_invalid_bboxes=True,
+        ),
+    )
+
+
+def load_coco(ann_file: str | Path) -> COCO:
+    """pycocotools COCO object; a missing or malformed file raises InputError naming it."""
+    ann_file = Path(ann_file)
+    if not ann_file.is_file():
+        raise InputError(ann_file, "COCO annotation file not found")
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            return COCO(str(ann_file))
+    except (ValueError, KeyError, TypeError) as exc:
+        raise InputError(ann_file, f"not a valid COCO detection file ({exc})") from None
+
+
+class CocoDetectionDataset(Dataset):
+    """Items: {"pixel_values": float [3, H, W] in [0, 1], "labels": {"class_labels", "boxes" (normalised
+    cxcywh of the letterboxed image)}, "geometry": Geometry, "image_id": int}."""
+
+    def __init__(
+        self,
+        ann_file: str | Path,
+        longest: int = 640,
+        divisor: int = 32,
+        square: bool = True,
+        augment: AugmentConfig | None = None,
+        limit: int = 0,
+    ) -> None:
+        self.root = Path(ann_file).parent
+        self.coco = load_coco(ann_file)
+        self.ids = sorted(self.coco.getImgIds())[: limit or None]
+        self.longest, self.divisor, self.square = longest, divisor, square
+        self.augment = build_augment(augment) if augment is not None else None
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def boxes_xyxy(self, image_id: int) -> np.ndarray:
+        """Ground-truth xyxy boxes in original pixels (crowd regions skipped)."""
+        anns = [
+            a for a in self.coco.loadAnns(self.coco.getAnnIds(imgIds=image_id)) if not a.get("iscrowd", 0)
+        ]
+        return B.xywh_to_xyxy(np.array([a["bbox"] for a in anns], np.float32).reshape(-1, 4))
+
+    def image_path(self, image_id: int) -> Path:
+        return self.root / self.coco.loadImgs(image_id)[0]["file_name"]
+
+    def __getitem__(self, index: int) -> dict[str, Any]:
+        image_id = self.ids[index]
+        image = load_image(self.image_path(image_id))
+        xyxy = self.boxes_xyxy(image_id)
+        h, w = image.shape[:2]
+        xyxy[:, [0, 2]] = xyxy[:, [0, 2]].clip(0, w)
+        xyxy[:, [1, 3]] = xyxy[:, [1, 3]].clip(0, h)
+        xyxy = xyxy[B.area(xyxy) > 0]
+        if self.augment is not None:
+            # albumentations keeps its own RNG; derive it from torch's so seeded runs (and resumes) repeat
+            self.augment.set_random_seed(int(torch.randint(2**31 - 1, ())))
+            out = self.augment(image=image, bboxes=xyxy, labels=np.zeros(len(xyxy), np.int64))
+            image, xyxy = out["image"], np.asarray(out["bboxes"], np.float32).reshape(-1, 4)
+        pixels, geometry = letterbox(image, self.longest, self.divisor, square=self.square)
+        return {
+            "pixel_values": to_tensor(pixels),
+            "labels": make_labels(xyxy, geometry),
+            "geometry": geometry,
+            "image_id": image_id,
+        }
+
+
+def to_tensor(pixels: np.ndarray) -> torch.Tensor:
+    """HxWx3 uint8 → float [3, H, W] in [0, 1] (D-FINE/RT-DETR processors rescale, no mean/std)."""
+    return torch.from_numpy(np.ascontiguousarray(pixels.transpose(2, 0, 1))).float().div_(255.0)
+
+
+def make_labels(xyxy: np.ndarray, geometry: Geometry) -> dict[str, torch.Tensor]:
+    """Original-pixel xyxy boxes → HF DETR labels in the letterboxed frame (normalised cxcywh)."""
+    mapped = B.normalize(geometry.map(xyxy), geometry.width, geometry.height).clip(0, 1)
+    return {
+        "class_labels": torch.zeros(len(mapped), dtype=torch.int64),
+        "boxes": torch.from_numpy(B.xyxy_to_cxcywh(mapped)),
+    }

@@ -1,0 +1,32 @@
+"""Line crops cut from rendered pages the way a detector would cut them: jittered margins, some tight,
+some loose (neighbours intrude), slight skew, and grayscale/bitonal variety (returned as 2-D arrays)."""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+
+
+def crop_line(img: np.ndarray, box: tuple[float, float, float, float], rng: np.random.Generator) -> np.ndarray:
+    x0, y0, x1, y1 = box
+    h = y1 - y0
+    r = rng.random()
+    if r < 0.15:  # tight
+        mx, my = rng.uniform(0, 0.06, 2) * h, rng.uniform(0, 0.06, 2) * h
+    elif r < 0.85:  # detector-like
+        mx, my = rng.uniform(0.05, 0.4, 2) * h, rng.uniform(0.04, 0.3, 2) * h
+    else:  # loose
+        mx, my = rng.uniform(0.3, 1.0, 2) * h, rng.uniform(0.3, 0.7, 2) * h
+    cx0, cy0, cx1, cy1 = x0 - mx[0], y0 - my[0], x1 + mx[1], y1 + my[1]
+    cw, ch = max(2, int(round(cx1 - cx0))), max(2, int(round(cy1 - cy0)))
+    angle = float(rng.uniform(-1.5, 1.5)) if rng.random() < 0.3 else 0.0
+    m = cv2.getRotationMatrix2D(((cx0 + cx1) / 2, (cy0 + cy1) / 2), angle, 1.0)
+    m[:, 2] -= (cx0, cy0)
+    crop = cv2.warpAffine(img, m, (cw, ch), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    r = rng.random()
+    if r < 0.45:  # returned 2-D: saved as a grayscale PNG
+        return cv2.cvtColor(crop, cv2.COLOR_RGB2GRAY)
+    if r < 0.55:
+        _, bw = cv2.threshold(cv2.cvtColor(crop, cv2.COLOR_RGB2GRAY), 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
+        return bw
+    return crop

@@ -1,0 +1,141 @@
+"""Turns a drawn canvas into a scan/photo-like image: paper, ink, bleed-through, geometry, camera/scanner noise.
+
+Geometry is applied to the image and to every line's ink hull, so boxes stay tight after rotation and
+perspective. Photometric effects come from albumentations (seeded per page for determinism).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import albumentations as A
+import cv2
+import numpy as np
+
+from ocrkit.data.synth.canvas import INK_THRESHOLD, Canvas
+from ocrkit.data.synth.layouts import PagePlan
+
+_PAPER = {"white": ((238, 238, 238), 14), "thermal": ((232, 232, 228), 14), "old": ((222, 205, 170), 22),
+          "tinted": ((228, 228, 214), 22)}
+_INK = {"black": ((25, 25, 28), 20), "blue": ((35, 45, 125), 25), "faded": ((85, 85, 90), 30),
+        "brown": ((70, 48, 30), 20)}
+_STAMP = ((170, 40, 45), (40, 60, 160), (110, 50, 130))
+_BACKGROUND = ((60, 50, 40), (150, 120, 85), (90, 90, 95), (200, 200, 195), (25, 25, 25), (120, 140, 160))
+
+
+def _colour(base: tuple[int, int, int], spread: float, rng: np.random.Generator) -> np.ndarray:
+    return np.clip(np.array(base, np.float32) + rng.uniform(-spread, spread, 3), 0, 255)
+
+
+def _smooth_noise(h: int, w: int, rng: np.random.Generator, cells: int) -> np.ndarray:
+    """Low-frequency noise in [-1, 1]: paper blotches, uneven toner."""
+    small = rng.uniform(-1, 1, (max(2, cells * h // max(h, w)), max(2, cells * w // max(h, w)))).astype(np.float32)
+    return cv2.resize(small, (w, h), interpolation=cv2.INTER_CUBIC)
+
+
+def compose(cv: Canvas, plan: PagePlan, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Paper x ink -> float32 RGB image (0-255), and the paper colour (used to fill borders)."""
+    h, w = cv.h, cv.w
+    paper = _colour(*_PAPER[plan.paper], rng)
+    if plan.paper == "white" and rng.random() < 0.5:
+        paper = np.clip(paper + 12, 0, 255)
+    tex = _smooth_noise(h, w, rng, int(rng.integers(3, 24))) * rng.uniform(2, 14)
+    tex += rng.normal(0, rng.uniform(0.5, 4), (h, w)).astype(np.float32)
+    img = paper[None, None, :] + tex[..., None]
+    if rng.random() < 0.2:  # bleed-through: mirrored ghost of the text, unlabelled
+        ghost = cv2.GaussianBlur(cv.ink[:, ::-1], (0, 0), rng.uniform(1.0, 3.0))
+        ghost = np.roll(ghost, int(rng.integers(-h // 20, h // 20 + 1)), axis=0)
+        img *= (1 - ghost * rng.uniform(0.06, 0.25))[..., None]
+    ink = cv.ink
+    if rng.random() < 0.5:
+        ink = cv2.GaussianBlur(ink, (0, 0), rng.uniform(0.3, 0.8))
+    if rng.random() < 0.4:  # uneven toner / ink density
+        ink = ink * np.clip(1 - 0.35 * np.abs(_smooth_noise(h, w, rng, 8)), 0, 1)
+    ink_col = _colour(*_INK[plan.ink], rng)
+    img = img * (1 - ink[..., None]) + ink_col[None, None, :] * ink[..., None]
+    if cv.stamp.any():
+        sc = np.array(_STAMP[int(rng.integers(len(_STAMP)))], np.float32)
+        if plan.kind == "handwriting":
+            sc = np.array((150, 170, 200), np.float32)  # ruling lines are light blue
+        a = cv.stamp[..., None] * rng.uniform(0.5, 0.85)
+        img = img * (1 - a) + sc * a
+    return img, paper
+
+
+def _hull(mask: np.ndarray, x0: int, y0: int) -> np.ndarray:
+    pts = cv2.findNonZero((mask >= INK_THRESHOLD).astype(np.uint8))
+    return (cv2.convexHull(pts).reshape(-1, 2) + (x0, y0)).astype(np.float32)
+
+
+def geometry(img: np.ndarray, cv: Canvas, plan: PagePlan, paper: np.ndarray, rng: np.random.Generator,
+             ) -> tuple[np.ndarray, list[tuple[float, float, float, float]]]:
+    """Rotate (+-2 deg), tilt (perspective) and sometimes lay the page on a background; boxes follow the ink."""
+    h, w = img.shape[:2]
+    m = np.eye(3)
+    if rng.random() < 0.6:
+        r = np.vstack([cv2.getRotationMatrix2D((w / 2, h / 2), float(rng.uniform(-2, 2)), 1.0), [0, 0, 1]])
+        m = r @ m
+    if rng.random() < 0.3:
+        src = np.float32([[0, 0], [w, 0], [w, h], [0, h]])
+        dst = src + rng.uniform(-0.012, 0.012, (4, 2)).astype(np.float32) * [w, h]
+        m = cv2.getPerspectiveTransform(src, dst.astype(np.float32)) @ m
+    on_background = rng.random() < (0.5 if plan.kind == "receipt" else 0.12)
+    corners = cv2.perspectiveTransform(np.float32([[[0, 0], [w, 0], [w, h], [0, h]]]), m)[0]
+    hulls = [_hull(ln.mask, ln.x0, ln.y0) for ln in cv.lines]
+    warped = [cv2.perspectiveTransform(hl[None], m)[0] for hl in hulls]
+    pts = np.concatenate([corners] + warped) if on_background else np.concatenate(warped or [corners])
+    if on_background:
+        margin = np.array([w, h]) * rng.uniform(0.03, 0.15, 2)
+        lo, hi = pts.min(0) - margin, pts.max(0) + margin
+    else:  # grow the canvas only as far as rotated ink needs, so no line is ever cut off
+        lo, hi = np.minimum(pts.min(0) - 2, 0), np.maximum(pts.max(0) + 2, [w, h])
+    m = np.array([[1, 0, -lo[0]], [0, 1, -lo[1]], [0, 0, 1]]) @ m
+    out_w, out_h = int(np.ceil(hi[0] - lo[0])), int(np.ceil(hi[1] - lo[1]))
+    if on_background:
+        bg = _colour(_BACKGROUND[int(rng.integers(len(_BACKGROUND)))], 20, rng)
+        base = bg[None, None, :] + _smooth_noise(out_h, out_w, rng, 6)[..., None] * rng.uniform(5, 30)
+        out = cv2.warpPerspective(img, m, (out_w, out_h), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT,
+                                  borderValue=(0, 0, 0))
+        cover = cv2.warpPerspective(np.ones((h, w), np.float32), m, (out_w, out_h), flags=cv2.INTER_LINEAR)
+        out = out + base * (1 - cover[..., None])
+    else:
+        out = cv2.warpPerspective(img, m, (out_w, out_h), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT,
+                                  borderValue=tuple(float(v) for v in paper))
+    boxes = []
+    for hl in hulls:
+        p = cv2.perspectiveTransform(hl[None], m)[0]
+        boxes.append((float(p[:, 0].min()), float(p[:, 1].min()), float(p[:, 0].max() + 1), float(p[:, 1].max() + 1)))
+    return out, boxes
+
+
+@lru_cache(maxsize=1)
+def _photometric() -> A.Compose:
+    return A.Compose([
+        A.Illumination(mode="linear", intensity_range=(0.05, 0.2), effect_type="darken", p=0.25),
+        A.Illumination(mode="corner", intensity_range=(0.05, 0.2), effect_type="darken", p=0.15),
+        A.PlasmaShadow(shadow_intensity_range=(0.1, 0.35), roughness=2.5, p=0.1),
+        A.RandomBrightnessContrast(brightness_limit=(-0.15, 0.1), contrast_limit=(-0.3, 0.15), p=0.5),
+        A.OneOf([
+            A.GaussianBlur(blur_limit=(3, 5), sigma_limit=(0.3, 1.1)),
+            A.MotionBlur(blur_limit=(3, 5)),
+            A.Defocus(radius=(1, 2), alias_blur=(0.1, 0.3)),
+        ], p=0.3),
+        A.Downscale(scale_range=(0.5, 0.9), p=0.2),
+        A.OneOf([A.GaussNoise(std_range=(0.01, 0.06)), A.ISONoise(intensity=(0.05, 0.3)),
+                 A.ShotNoise(scale_range=(0.01, 0.05))], p=0.35),
+        A.ToGray(p=0.2),
+        A.ImageCompression(quality_range=(35, 95), p=0.4),
+    ])
+
+
+def photometric(img: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Lighting, blur, noise, low resolution, grey, JPEG; sometimes a hard binarisation (bitonal scans)."""
+    img = np.clip(img, 0, 255).astype(np.uint8)
+    aug = _photometric()
+    aug.set_random_seed(int(rng.integers(2**31)))
+    img = aug(image=img)["image"]
+    if rng.random() < 0.07:
+        gray = cv2.cvtColor(img, cv2.COLOR_RGB2GRAY)
+        _, bw = cv2.threshold(gray, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
+        img = cv2.cvtColor(bw, cv2.COLOR_GRAY2RGB)
+    return img

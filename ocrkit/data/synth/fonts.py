@@ -1,0 +1,100 @@
+"""Registry of the fonts shipped in ocrkit/fonts, grouped by the style classes the layouts ask for.
+
+Fonts come only from the package folder (never the system), so generated data is the same on every machine.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+from fontTools.ttLib import TTFont
+from PIL import ImageFont
+
+FONT_DIR = Path(__file__).resolve().parents[2] / "fonts"
+
+# style class -> font files relative to FONT_DIR. A file may serve several classes (e.g. receipts reuse
+# condensed and mono faces); ocrkit/fonts/README.md documents the same table with licenses.
+STYLES: dict[str, tuple[str, ...]] = {
+    "serif": (
+        "liberation/LiberationSerif-Regular.ttf",
+        "liberation/LiberationSerif-Italic.ttf",
+        "urw-base35/C059-Roman.otf",
+        "urw-base35/P052-Roman.otf",
+        "urw-base35/URWBookman-Light.otf",
+        "ebgaramond/EBGaramond12-Regular.otf",
+        "oldstandard/OldStandard-Regular.ttf",
+    ),
+    "serif_bold": ("liberation/LiberationSerif-Bold.ttf", "urw-base35/NimbusRoman-Bold.otf"),
+    "sans": (
+        "liberation/LiberationSans-Regular.ttf",
+        "urw-base35/NimbusSans-Regular.otf",
+        "open-sans/OpenSans-Regular.ttf",
+        "dejavu/DejaVuSans.ttf",
+    ),
+    "sans_bold": ("liberation/LiberationSans-Bold.ttf", "urw-base35/NimbusSans-Bold.otf"),
+    "condensed": (
+        "urw-base35/NimbusSansNarrow-Regular.otf",
+        "urw-base35/NimbusSansNarrow-Bold.otf",
+        "open-sans/OpenSans-CondBold.ttf",
+        "dejavu/DejaVuSansCondensed.ttf",
+        "dejavu/DejaVuSansCondensed-Bold.ttf",
+    ),
+    "mono": (
+        "liberation/LiberationMono-Regular.ttf",
+        "liberation/LiberationMono-Bold.ttf",
+        "inconsolata/Inconsolata.otf",
+        "dejavu/DejaVuSansMono.ttf",
+    ),
+    "typewriter": (
+        "urw-base35/NimbusMonoPS-Regular.otf",
+        "urw-base35/NimbusMonoPS-Bold.otf",
+        "courier-prime/CourierPrime.otf",
+        "gnutypewriter/GNUTypewriter.ttf",
+    ),
+    "receipt": (
+        "urw-base35/NimbusSansNarrow-Regular.otf",
+        "urw-base35/NimbusSansNarrow-Bold.otf",
+        "dejavu/DejaVuSansCondensed.ttf",
+        "dejavu/DejaVuSansCondensed-Bold.ttf",
+        "inconsolata/Inconsolata.otf",
+        "dejavu/DejaVuSansMono.ttf",
+        "liberation/LiberationMono-Regular.ttf",
+        "urw-base35/NimbusMonoPS-Bold.otf",
+        "liberation/LiberationSans-Regular.ttf",
+        "open-sans/OpenSans-CondBold.ttf",
+    ),
+    "fraktur": ("blankenburg/Blankenburg_UNZ1A.ttf", "gotico-antiqua/Jessen-Mittel14.otf"),
+    "handwriting": (
+        "kristi/Kristi.ttf",
+        "dancingscript/DancingScript-Regular.otf",
+        "comic-neue/ComicNeue-Regular.otf",
+        "breip/Breip.ttf",
+        "femkeklaver/femkeklaver.ttf",
+        "ecolier-court/Ecolier-court.ttf",
+        "joscelyn/Joscelyn-Regular.otf",
+        "humor-sans/Humor-Sans.ttf",
+    ),
+}
+
+MONO_FILES = frozenset(STYLES["mono"] + STYLES["typewriter"])
+
+
+def pick(style: str, rng: np.random.Generator) -> str:
+    """A random font file (relative path) of one style class."""
+    files = STYLES[style]
+    return files[int(rng.integers(len(files)))]
+
+
+@lru_cache(maxsize=256)
+def load(rel_path: str, size_px: int) -> ImageFont.FreeTypeFont:
+    """A PIL font at a pixel size; cached per process because layouts reuse a handful of sizes."""
+    return ImageFont.truetype(str(FONT_DIR / rel_path), size=size_px)
+
+
+@lru_cache(maxsize=64)
+def coverage(rel_path: str) -> frozenset[str]:
+    """Characters the font really has glyphs for: labels must only contain what is drawn."""
+    cmap = TTFont(str(FONT_DIR / rel_path), lazy=True).getBestCmap() or {}
+    return frozenset(chr(c) for c in cmap)

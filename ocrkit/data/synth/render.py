@@ -1,0 +1,44 @@
+"""One synthetic page from one seed: plan -> draw -> degrade. Pure function of (seed, index), so workers
+and their scheduling never change the output."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ocrkit.charset import DEFAULT_CHARSET
+from ocrkit.data.synth import layouts
+from ocrkit.data.synth.canvas import Canvas
+from ocrkit.data.synth.degrade import compose, geometry, photometric
+from ocrkit.data.synth.text import TextGen
+
+
+@dataclass
+class RenderedPage:
+    image: np.ndarray  # HxWx3 uint8 RGB
+    boxes: list[tuple[float, float, float, float]]  # xyxy pixels, tight around each line's ink
+    texts: list[str]  # exactly what each box shows
+    kind: str  # layout name
+
+
+def item_rng(seed: int, index: int, stream: int) -> np.random.Generator:
+    """Independent generator per (seed, item, purpose)."""
+    return np.random.default_rng([seed, stream, index])
+
+
+def render_page(rng: np.random.Generator, charset: str = DEFAULT_CHARSET, degrade: bool = True,
+                kinds: dict[str, float] | None = None) -> RenderedPage:
+    plan = layouts.plan_page(rng, kinds)
+    cv = Canvas(plan.width, plan.height, rng, charset)
+    layouts.draw(plan, cv, TextGen(rng))
+    if not degrade:
+        img = 255.0 - 255.0 * np.repeat(np.clip(cv.ink + cv.stamp, 0, 1)[..., None], 3, axis=2)
+        return RenderedPage(img.astype(np.uint8), [tuple(map(float, ln.box)) for ln in cv.lines],
+                            [ln.text for ln in cv.lines], plan.kind)
+    img, paper = compose(cv, plan, rng)
+    img, boxes = geometry(img, cv, plan, paper, rng)
+    img = photometric(img, rng)
+    h, w = img.shape[:2]
+    boxes = [(max(0.0, x0), max(0.0, y0), min(float(w), x1), min(float(h), y1)) for x0, y0, x1, y1 in boxes]
+    return RenderedPage(img, boxes, [ln.text for ln in cv.lines], plan.kind)

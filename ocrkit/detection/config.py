@@ -1,0 +1,41 @@
+"""Schema of a detector training config (configs/detector/*.yaml)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ocrkit.data.coco_dataset import AugmentConfig
+from ocrkit.detection.postprocess import PostConfig
+from ocrkit.engine.settings import TrainSettings
+
+
+@dataclass
+class ModelConfig:
+    arch: str = "dfine"  # dfine | rtdetr | rtdetr_v2
+    size: str = "n"  # dfine: n | n8 | s; rtdetr*: r18
+    pretrained: str = ""  # hub id or local HF folder to start from (re-headed to one class); "" = random init
+    num_queries: int = 100  # detections per image; a page has ≤ ~100 lines
+    num_denoising: int = 100  # denoising queries per training image group (0 = off)
+    decoder_layers: int = 0  # 0 = the size's default
+    channels_last: bool = True  # NHWC memory layout for the convolutions: faster oneDNN kernels on CPU
+    extra: dict = field(default_factory=dict)  # any other transformers config key, e.g. {decoder_n_points: 4}
+
+
+@dataclass
+class DataConfig:
+    train: str = ""  # COCO json of training pages (file_name relative to the json's folder)
+    val: str = ""  # COCO json of validation pages; "" = no evaluation
+    val_limit: int = 0  # evaluate on the first N validation pages (0 = all)
+    longest: int = 640  # letterbox size: long side, a multiple of `divisor`
+    divisor: int = 32  # D-FINE/RT-DETR feature strides go to 32
+    square: bool = True  # pad to longest×longest (fixed-size batches)
+    eval_batch_size: int = 4  # images per forward pass during evaluation
+    augment: AugmentConfig = field(default_factory=AugmentConfig)
+
+
+@dataclass
+class DetectorConfig:
+    model: ModelConfig = field(default_factory=ModelConfig)
+    data: DataConfig = field(default_factory=DataConfig)
+    post: PostConfig = field(default_factory=PostConfig)
+    train: TrainSettings = field(default_factory=TrainSettings)

@@ -1,0 +1,50 @@
+"""DETR outputs of one image → line boxes in original-image pixels (numpy only).
+
+Torch-free so the ONNX runtime reuses it. Order: sigmoid → top-k → score threshold → NMS →
+drop boxes mostly inside a higher-scoring one (DETR emits nested word/line duplicates that IoU-NMS
+misses) → letterboxed pixels → `Geometry.unmap` → original pixels. Reading order is decided later
+(document.py); boxes come back sorted by decreasing score.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ocrkit import boxes as B
+from ocrkit.preprocess import Geometry
+
+
+@dataclass
+class PostConfig:
+    score_threshold: float = 0.4  # minimum sigmoid score of a kept line
+    nms_iou: float = 0.5  # IoU above which a lower-scoring box is a duplicate
+    contain_threshold: float = 0.8  # share of a box's area inside a better box that makes it a duplicate
+    top_k: int = 300  # best-scoring queries considered before thresholding
+
+
+def sigmoid(x: np.ndarray) -> np.ndarray:
+    return 1.0 / (1.0 + np.exp(-np.clip(x, -60, 60)))
+
+
+def postprocess(
+    logits: np.ndarray, pred_boxes: np.ndarray, geometry: Geometry, post: PostConfig
+) -> tuple[np.ndarray, np.ndarray]:
+    """logits [Q, C] and normalised cxcywh boxes [Q, 4] of one letterboxed image →
+    (xyxy float32 [N, 4] in original pixels, scores float32 [N]) sorted by decreasing score."""
+    scores = sigmoid(np.asarray(logits, dtype=np.float32)).max(-1)
+    order = np.argsort(-scores, kind="stable")[: post.top_k]
+    order = order[scores[order] >= post.score_threshold]
+    scores = scores[order]
+    xyxy = B.denormalize(
+        B.cxcywh_to_xyxy(np.asarray(pred_boxes, dtype=np.float32)[order]), geometry.width, geometry.height
+    )
+    if len(order):
+        keep = B.nms(xyxy, scores, post.nms_iou)
+        xyxy, scores = xyxy[keep], scores[keep]
+        keep = B.suppress_contained(xyxy, scores, post.contain_threshold)
+        xyxy, scores = xyxy[keep], scores[keep]
+    xyxy = geometry.unmap(xyxy)
+    real = B.area(xyxy) > 0  # boxes entirely in the padding collapse to zero area
+    return xyxy[real].astype(np.float32), scores[real].astype(np.float32)

@@ -1,0 +1,126 @@
+"""Line detector inference: letterbox → model → post-process, from a saved model folder.
+
+The folder's `ocrkit.json` holds the preprocessing the model was trained with, so inference can
+never resize differently than training did.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, fields
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from safetensors import SafetensorError
+
+from ocrkit.data.coco_dataset import to_tensor
+from ocrkit.detection.postprocess import PostConfig, postprocess
+from ocrkit.errors import ModelError
+from ocrkit.preprocess import Geometry, letterbox
+
+SETTINGS_FILE = "ocrkit.json"
+
+
+@torch.no_grad()
+def raw_outputs(model: torch.nn.Module, pixel_values: torch.Tensor) -> tuple[np.ndarray, np.ndarray]:
+    """(logits [B, Q, C], normalised cxcywh boxes [B, Q, 4]) as float32 numpy."""
+    device = next(model.parameters()).device
+    out = model(pixel_values=pixel_values.to(device))
+    return out.logits.float().cpu().numpy(), out.pred_boxes.float().cpu().numpy()
+
+
+def detector_settings(
+    model: torch.nn.Module, longest: int, divisor: int, square: bool, post: PostConfig
+) -> dict[str, Any]:
+    """The `ocrkit.json` content of a detector folder."""
+    return {
+        "task": "detection",
+        "arch": model.config.model_type,
+        "longest": longest,
+        "divisor": divisor,
+        "square": square,
+        **asdict(post),
+    }
+
+
+class Detector:
+    """`predict(images)` → per image (xyxy float32 [N, 4] in original pixels, scores [N]), best first."""
+
+    def __init__(
+        self,
+        model: torch.nn.Module,
+        longest: int,
+        divisor: int = 32,
+        square: bool = True,
+        post: PostConfig | None = None,
+        batch_size: int = 4,
+    ) -> None:
+        self.model = model.eval()
+        self.longest, self.divisor, self.square = longest, divisor, square
+        self.post = post or PostConfig()
+        self.batch_size = batch_size
+
+    def predict(self, images: list[np.ndarray]) -> list[tuple[np.ndarray, np.ndarray]]:
+        results: list[tuple[np.ndarray, np.ndarray]] = []
+        for start in range(0, len(images), self.batch_size):
+            chunk = [
+                letterbox(im, self.longest, self.divisor, square=self.square)
+                for im in images[start : start + self.batch_size]
+            ]
+            results += self._detect([c[0] for c in chunk], [c[1] for c in chunk])
+        return results
+
+    def _detect(
+        self, pixels: list[np.ndarray], geometries: list[Geometry]
+    ) -> list[tuple[np.ndarray, np.ndarray]]:
+        if not self.square:  # variable sizes: one image per forward pass
+            return [
+                r for p, g in zip(pixels, geometries, strict=True) for r in self._detect_same_size([p], [g])
+            ]
+        return self._detect_same_size(pixels, geometries)
+
+    def _detect_same_size(self, pixels: list[np.ndarray], geometries: list[Geometry]) -> list:
+        logits, boxes = raw_outputs(self.model, torch.stack([to_tensor(p) for p in pixels]))
+        return [
+            postprocess(lg, bx, g, self.post) for lg, bx, g in zip(logits, boxes, geometries, strict=True)
+        ]
+
+
+def read_settings(model_dir: Path) -> dict[str, Any]:
+    path = model_dir / SETTINGS_FILE
+    if not path.is_file():
+        raise ModelError(model_dir, f"not a detector folder: {SETTINGS_FILE} is missing")
+    try:
+        settings = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ModelError(path, f"invalid JSON ({exc})") from None
+    if not isinstance(settings, dict) or settings.get("task") != "detection" or "longest" not in settings:
+        raise ModelError(path, "not a detection model (expects task='detection' and 'longest')")
+    return settings
+
+
+def load_detector(model_dir: str | Path, device: str = "cpu", batch_size: int = 4) -> Detector:
+    """A Detector from a folder written by DetectionTask.save_pretrained (HF folder + ocrkit.json)."""
+    from transformers import AutoModelForObjectDetection
+
+    model_dir = Path(model_dir)
+    if not model_dir.is_dir():
+        raise ModelError(model_dir, "detector model folder not found")
+    settings = read_settings(model_dir)
+    if not (model_dir / "model.safetensors").is_file():
+        raise ModelError(model_dir, "model.safetensors is missing")
+    try:
+        model = AutoModelForObjectDetection.from_pretrained(model_dir, use_safetensors=True).to(device)
+    except (OSError, ValueError, KeyError, RuntimeError, SafetensorError) as exc:
+        raise ModelError(model_dir, f"cannot load the detector ({exc.__class__.__name__}: {exc})") from None
+    post = PostConfig(**{f.name: settings[f.name] for f in fields(PostConfig) if f.name in settings})
+    return Detector(
+        model,
+        int(settings["longest"]),
+        int(settings.get("divisor", 32)),
+        bool(settings.get("square", True)),
+        post,
+        batch_size,
+    )

@@ -1,0 +1,122 @@
+"""DetectionTask: the line detector as a Task for the shared training engine."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch.utils.data import Dataset, Sampler
+
+from ocrkit.data.coco_dataset import AugmentConfig, CocoDetectionDataset
+from ocrkit.detection.config import DetectorConfig
+from ocrkit.detection.factory import create_detector
+from ocrkit.detection.metrics import LineCounts, coco_map
+from ocrkit.detection.postprocess import postprocess
+from ocrkit.detection.predictor import SETTINGS_FILE, detector_settings, raw_outputs
+
+MAP_SCORE_THRESHOLD = 0.01  # mAP ranks all detections; P/R/F1 uses the configured threshold
+
+
+class DetectionTask:
+    def __init__(self, config: DetectorConfig) -> None:
+        self.cfg = config
+        self._val: CocoDetectionDataset | None = None
+
+    # -- model ----------------------------------------------------------------------------------
+    def build_model(self) -> torch.nn.Module:
+        m = self.cfg.model
+        overrides = dict(m.extra)
+        if m.decoder_layers:
+            overrides["decoder_layers"] = m.decoder_layers
+        model = create_detector(
+            m.arch, m.size, m.num_queries, m.num_denoising, m.pretrained or None, **overrides
+        )
+        return model.to(memory_format=self._memory_format())
+
+    def _memory_format(self) -> torch.memory_format:
+        return torch.channels_last if self.cfg.model.channels_last else torch.contiguous_format
+
+    def param_groups(self, model: torch.nn.Module, lr: float, weight_decay: float) -> list[dict]:
+        """Backbone at lr × backbone_lr_mult; no weight decay on norms, biases and other 1-D tensors."""
+        mult = self.cfg.train.backbone_lr_mult
+        groups: dict[tuple[bool, bool], list[torch.nn.Parameter]] = {}
+        for name, param in model.named_parameters():
+            if param.requires_grad:
+                key = (".backbone." in f".{name}", param.ndim <= 1)
+                groups.setdefault(key, []).append(param)
+        return [
+            {
+                "params": params,
+                "lr": lr * (mult if backbone else 1.0),
+                "weight_decay": 0.0 if flat else weight_decay,
+            }
+            for (backbone, flat), params in sorted(groups.items())
+        ]
+
+    # -- data -----------------------------------------------------------------------------------
+    def _dataset(self, ann_file: str, augment: AugmentConfig | None, limit: int = 0) -> CocoDetectionDataset:
+        d = self.cfg.data
+        return CocoDetectionDataset(ann_file, d.longest, d.divisor, d.square, augment, limit)
+
+    def train_dataset(self) -> Dataset:
+        if not self.cfg.data.train:
+            raise ValueError("data.train: no training COCO file configured")
+        return self._dataset(self.cfg.data.train, self.cfg.data.augment)
+
+    def val_dataset(self) -> CocoDetectionDataset:
+        if self._val is None:
+            self._val = self._dataset(self.cfg.data.val, None, self.cfg.data.val_limit)
+        return self._val
+
+    def collate(self, items: list[dict[str, Any]]) -> dict[str, Any]:
+        return {
+            "pixel_values": torch.stack([it["pixel_values"] for it in items]),
+            "labels": [it["labels"] for it in items],
+            "geometry": [it["geometry"] for it in items],
+            "image_id": [it["image_id"] for it in items],
+        }
+
+    def batch_sampler(self, dataset: Dataset, batch_size: int, seed: int) -> Sampler | None:
+        return None  # square letterbox: every page has the same size
+
+    def units(self, batch: dict[str, Any]) -> int:
+        return len(batch["labels"])
+
+    # -- training / evaluation ------------------------------------------------------------------
+    def loss(self, model: torch.nn.Module, batch: dict[str, Any]) -> torch.Tensor:
+        """HF's loss is a per-box mean over the batch; × images gives the engine its summed loss."""
+        device = next(model.parameters()).device
+        labels = [{k: v.to(device) for k, v in lab.items()} for lab in batch["labels"]]
+        pixels = batch["pixel_values"].to(device).contiguous(memory_format=self._memory_format())
+        out = model(pixel_values=pixels, labels=labels)
+        return out.loss * len(labels)
+
+    def evaluate(self, model: torch.nn.Module) -> dict[str, float]:
+        """mAP / mAP50 (COCO) and line P/R/F1 at IoU 0.5 after post-processing, on data.val."""
+        if not self.cfg.data.val:
+            return {}
+        data = self.val_dataset()
+        post = self.cfg.post
+        loose = replace(post, score_threshold=min(post.score_threshold, MAP_SCORE_THRESHOLD))
+        counts, detections = LineCounts(), {}
+        step = self.cfg.data.eval_batch_size
+        for start in range(0, len(data), step):
+            batch = self.collate([data[i] for i in range(start, min(start + step, len(data)))])
+            logits, boxes = raw_outputs(model, batch["pixel_values"])
+            for lg, bx, geom, image_id in zip(
+                logits, boxes, batch["geometry"], batch["image_id"], strict=True
+            ):
+                detections[image_id] = postprocess(lg, bx, geom, loose)
+                counts.add(postprocess(lg, bx, geom, post)[0], data.boxes_xyxy(image_id))
+        return {**coco_map(data.coco, detections), **counts.scores()}
+
+    def save_pretrained(self, model: torch.nn.Module, out_dir: Path) -> None:
+        """HF folder (config.json + model.safetensors) + ocrkit.json with the training preprocessing."""
+        out_dir = Path(out_dir)
+        model.save_pretrained(out_dir, safe_serialization=True)
+        d = self.cfg.data
+        settings = detector_settings(model, d.longest, d.divisor, d.square, self.cfg.post)
+        (out_dir / SETTINGS_FILE).write_text(json.dumps(settings, indent=2) + "\n", encoding="utf-8")

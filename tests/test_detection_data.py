@@ -1,0 +1,55 @@
+import numpy as np
+import pytest
+import torch
+from detection_pages import make_coco
+
+from ocrkit import boxes as B
+from ocrkit.data.coco_dataset import AugmentConfig, CocoDetectionDataset
+from ocrkit.errors import InputError
+
+
+def test_dataset_letterboxes_and_labels_round_trip(tmp_path):
+    ann = make_coco(tmp_path, n_images=2, size=(120, 200))
+    data = CocoDetectionDataset(ann, longest=96, divisor=32, square=True, augment=None)
+    item = data[1]
+    assert item["pixel_values"].shape == (3, 96, 96)
+    assert (
+        item["pixel_values"].dtype == torch.float32
+        and 0 <= item["pixel_values"].min() <= item["pixel_values"].max() <= 1
+    )
+    g = item["geometry"]
+    assert (g.width, g.height) == (96, 96) and g.resized_size == (96, 58)
+    labels = item["labels"]
+    assert labels["class_labels"].tolist() == [0] * len(labels["boxes"])
+    pix = B.denormalize(B.cxcywh_to_xyxy(labels["boxes"].numpy()), g.width, g.height)
+    np.testing.assert_allclose(g.unmap(pix), data.boxes_xyxy(item["image_id"]), atol=1.0)
+    # the label box covers the dark bar in the letterboxed image
+    x0, y0, x1, y1 = pix[0].round().astype(int)
+    img = item["pixel_values"].mean(0).numpy()
+    assert img[y0 + 1 : y1 - 1, x0 + 1 : x1 - 1].mean() < 0.3 and img[g.resized_size[1] + 2 :, :].max() == 0
+
+
+def test_augmented_boxes_still_cover_the_lines(tmp_path):
+    ann = make_coco(tmp_path, n_images=1, size=(160, 240), seed=3)
+    data = CocoDetectionDataset(
+        ann,
+        longest=128,
+        augment=AugmentConfig(
+            crop_p=1.0, zoom_out_p=1.0, rotate_deg=0.0, color_p=0, blur_p=0, noise_p=0, jpeg_p=0
+        ),
+    )
+    torch.manual_seed(0)
+    item = data[0]
+    torch.manual_seed(0)
+    np.testing.assert_array_equal(data[0]["pixel_values"], item["pixel_values"])  # seeded → repeatable
+    assert len(item["labels"]["boxes"]) == len(data.boxes_xyxy(1))
+    g = item["geometry"]
+    img = item["pixel_values"].mean(0).numpy()
+    for box in B.denormalize(B.cxcywh_to_xyxy(item["labels"]["boxes"].numpy()), g.width, g.height):
+        x0, y0, x1, y1 = box.round().astype(int)
+        assert img[y0 + 1 : y1 - 1, x0 + 1 : x1 - 1].mean() < 0.35
+
+
+def test_missing_annotation_file_names_it(tmp_path):
+    with pytest.raises(InputError, match="nope.json"):
+        CocoDetectionDataset(tmp_path / "nope.json")

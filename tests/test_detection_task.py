@@ -1,0 +1,120 @@
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from detection_pages import make_coco
+
+from ocrkit.config import load_config
+from ocrkit.detection import create_detector, load_detector
+from ocrkit.detection.config import DetectorConfig
+from ocrkit.detection.loss import CIoUDetrLoss
+from ocrkit.detection.task import DetectionTask
+from ocrkit.errors import ModelError
+
+ROOT = Path(__file__).parents[1]
+TINY = dict(
+    decoder_layers=1,
+    encoder_hidden_dim=32,
+    d_model=32,
+    decoder_in_channels=[32, 32],
+    encoder_ffn_dim=64,
+    decoder_ffn_dim=64,
+    encoder_attention_heads=2,
+    decoder_attention_heads=2,
+)
+
+
+@pytest.mark.parametrize("arch,size", [("dfine", "n8"), ("dfine", "s"), ("rtdetr", "r18")])
+def test_factory_builds_every_arch_without_downloads(arch, size):
+    model = create_detector(arch, size, num_queries=7)
+    cfg = model.config
+    assert cfg.id2label == {0: "text_line"} and cfg.num_queries == 7
+    assert cfg.use_pretrained_backbone is False and cfg.freeze_backbone_batch_norms is False
+    assert isinstance(model.loss_function, CIoUDetrLoss) and model.training
+
+
+def test_from_pretrained_reheads_to_one_class(tmp_path):
+    source = create_detector("dfine", "n", num_queries=12, **TINY)
+    source.config.num_labels = 3  # pretend a 3-class (e.g. COCO) checkpoint
+    source.config.id2label = {0: "a", 1: "b", 2: "c"}
+    three = type(source)(source.config)
+    three.save_pretrained(tmp_path / "src")
+    model = create_detector(pretrained=tmp_path / "src", num_queries=12)
+    assert model.config.num_labels == 1 and model.config.id2label == {0: "text_line"}
+    assert model.model.enc_score_head.out_features == 1
+    # the backbone weights came from the checkpoint
+    torch.testing.assert_close(
+        model.model.backbone.model.embedder.stem1.convolution.weight,
+        three.model.backbone.model.embedder.stem1.convolution.weight,
+    )
+    out = model(
+        pixel_values=torch.rand(1, 3, 64, 64),
+        labels=[
+            {"class_labels": torch.zeros(1, dtype=torch.long), "boxes": torch.tensor([[0.5, 0.5, 0.4, 0.1]])}
+        ],
+    )
+    assert torch.isfinite(out.loss) and "loss_ciou" in out.loss_dict
+
+
+def test_param_groups_split_backbone_and_norms():
+    config = DetectorConfig()
+    config.train.backbone_lr_mult = 0.1
+    model = create_detector("dfine", "n", **TINY)
+    groups = DetectionTask(config).param_groups(model, 1e-3, 0.05)
+    assert sum(len(g["params"]) for g in groups) == sum(1 for p in model.parameters() if p.requires_grad)
+    assert {(g["lr"], g["weight_decay"]) for g in groups} == {
+        (1e-4, 0.0),
+        (1e-4, 0.05),
+        (1e-3, 0.0),
+        (1e-3, 0.05),
+    }
+    assert all(p.ndim > 1 for g in groups if g["weight_decay"] for p in g["params"])
+
+
+def test_train_script_save_and_load_detector(tmp_path):
+    from tools.train_detector import main
+
+    train, val = make_coco(tmp_path / "train", 4), make_coco(tmp_path / "val", 2, seed=1)
+    out = tmp_path / "run"
+    rc = main(
+        [
+            "-c",
+            str(ROOT / "configs/detector/tiny.yaml"),
+            "--set",
+            f"data.train={train}",
+            "--set",
+            f"data.val={val}",
+            "--set",
+            f"train.out_dir={out}",
+        ]
+    )
+    assert rc == 0
+    metrics = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
+    evals = [m["eval"] for m in metrics if "eval" in m]
+    assert set(evals[-1]) == {"map", "map50", "precision", "recall", "f1"}
+    settings = json.loads((out / "model/ocrkit.json").read_text())
+    assert settings["task"] == "detection" and settings["longest"] == 64 and settings["square"] is True
+    detector = load_detector(out / "model")
+    results = detector.predict([np.full((90, 150, 3), 255, np.uint8), np.zeros((200, 60, 3), np.uint8)])
+    assert len(results) == 2
+    for (boxes, scores), (h, w) in zip(results, [(90, 150), (200, 60)], strict=True):
+        assert boxes.shape == (len(scores), 4) and (boxes[:, 2] <= w).all() and (boxes[:, 3] <= h).all()
+
+
+def test_load_detector_errors_name_the_folder(tmp_path):
+    with pytest.raises(ModelError, match="not found"):
+        load_detector(tmp_path / "missing")
+    (tmp_path / "ocrkit.json").write_text("{broken")
+    with pytest.raises(ModelError, match="invalid JSON"):
+        load_detector(tmp_path)
+    (tmp_path / "ocrkit.json").write_text(json.dumps({"task": "detection", "longest": 64}))
+    with pytest.raises(ModelError, match="model.safetensors"):
+        load_detector(tmp_path)
+
+
+def test_configs_load():
+    for name in ["dfine_n", "dfine_n8", "dfine_s", "rtdetr_r18", "tiny"]:
+        cfg = load_config(DetectorConfig, ROOT / f"configs/detector/{name}.yaml")
+        assert cfg.data.longest % 32 == 0 and cfg.model.num_queries <= 150
