@@ -1,0 +1,133 @@
+"""Speed race on real pages: ocrkit (torch, onnx, onnx-int8) beside the peers, same pages, same machine.
+
+  python tools/benchmark.py pages DIR_OR_COCO [--engines ocrkit-torch,ocrkit-onnx,...] [--threads 2]
+         [--onnx OUT] [--onnx-int8 OUT-int8] [--peers ~/.cache/ocr-peers] [--work runs/bench]
+
+Each engine runs in its own child process (one process tree), loads its models once, warms up on one
+page, then reads every page once; the table gives median s/page, peak RSS (MiB) and, when the pages
+come with a COCO file that has line texts, the accuracy columns of tools/evaluate.py (line F1, page
+CER in row order, bag-of-words F1). Peers (tesseract, rapidocr3) run through
+../shared/bench/peers/run_peer.py from the venvs that its env.md installs; missing ones are skipped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PEER_SCRIPT = ROOT.parent / "shared" / "bench" / "peers" / "run_peer.py"
+PEER_VENVS = {"tesseract": "venv-tess", "rapidocr3": "venv-rapid3"}
+
+
+def child_ocrkit(args: argparse.Namespace) -> int:
+    """Runs inside the child process: one ocrkit engine over the pages, JSON per page into --out."""
+    from ocrkit.io import load_image
+    from ocrkit.pipeline import OCR
+
+    det, rec = (Path(args.models) / "detector", Path(args.models) / "recognizer") if args.models else (None, None)
+    ocr = OCR(det, rec, backend=args.backend, threads=args.threads)
+    images = [Path(p) for p in args.images]
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    ocr.read_array(load_image(images[0]))  # warm-up, untimed
+    for path in images:
+        image = load_image(path)  # decode is not timed, as in the peers' harness
+        page = ocr.read_array(image, name=str(path))
+        (out / f"{path.stem}.json").write_text(page.to_json(), encoding="utf-8")
+    return 0
+
+
+def run_engine(engine: str, images: list[Path], out: Path, args: argparse.Namespace) -> float | None:
+    """Start one engine as a child; returns its peak RSS in MiB (None when the engine is unavailable)."""
+    env = {**os.environ, "OMP_NUM_THREADS": str(args.threads), "OMP_WAIT_POLICY": "PASSIVE"}
+    if engine.startswith("ocrkit"):
+        backend = "torch" if engine == "ocrkit-torch" else "onnx"
+        models = {"ocrkit-onnx": args.onnx, "ocrkit-onnx-int8": args.onnx_int8}.get(engine)
+        if backend == "onnx" and not models:
+            print(f"skip {engine}: pass --onnx / --onnx-int8 export folders", file=sys.stderr)
+            return None
+        cmd = [sys.executable, __file__, "_child", "--backend", backend, "--threads", str(args.threads),
+               "--out", str(out), *(["--models", models] if models else []), *map(str, images)]
+    else:
+        python = Path(args.peers).expanduser() / PEER_VENVS[engine] / "bin" / "python"
+        if not python.exists() or not PEER_SCRIPT.exists():
+            print(f"skip {engine}: {python} not installed (see ../shared/bench/peers/env.md)", file=sys.stderr)
+            return None
+        cmd = [str(python), str(PEER_SCRIPT), "--engine", engine, "--threads", str(args.threads),
+               "--out", str(out), *map(str, images)]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    res = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    if res.returncode != 0:
+        print(f"{engine} failed:\n{res.stderr[-2000:]}", file=sys.stderr)
+        return None
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return max(peak, before) / 1024  # ru_maxrss is KiB on Linux; the max over children so far
+
+
+def cmd_pages(args: argparse.Namespace) -> int:
+    from ocrkit.evaluation import load_coco, read_prediction_dir, score_subset
+
+    src = Path(args.pages)
+    coco_path = src if src.suffix == ".json" else (src / "coco.json" if (src / "coco.json").is_file() else None)
+    if coco_path:
+        images = [coco_path.parent / im["file_name"] for im in load_coco(coco_path).dataset["images"]]
+    else:
+        images = sorted(p for p in src.iterdir() if p.suffix.lower() in {".png", ".jpg", ".jpeg", ".tif"})
+    rows = []
+    for engine in args.engines.split(","):
+        out = Path(args.work) / engine
+        start = time.perf_counter()
+        rss = run_engine(engine, images, out, args)
+        if rss is None:
+            continue
+        pages = read_prediction_dir(out)
+        seconds = [p.seconds for p in pages.values()]
+        row = {"engine": engine, "s_per_page": statistics.median(seconds), "peak_rss_mib": rss,
+               "wall_s": time.perf_counter() - start}
+        if coco_path:
+            s = score_subset(coco_path, pages)
+            row.update(f1=s["f1"], cer=s["cer"], bow_f1=s["bow_f1"])
+        rows.append(row)
+    keys = ["engine", "s_per_page", "peak_rss_mib", "f1", "cer", "bow_f1"]
+    print("| " + " | ".join(keys) + " |\n|" + "---|" * len(keys))
+    for r in rows:
+        print("| " + " | ".join(f"{r[k]:.3f}" if isinstance(r.get(k), float) else str(r.get(k, "–")) for k in keys)
+              + " |")
+    Path(args.work).mkdir(parents=True, exist_ok=True)
+    (Path(args.work) / "results.json").write_text(json.dumps(rows, indent=2), encoding="utf-8")
+    return 0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="cmd", required=True)
+    p = sub.add_parser("pages", help="median s/page, peak RSS and accuracy per engine")
+    p.add_argument("pages", help="a folder of page images, or a COCO json (or a folder holding coco.json)")
+    p.add_argument("--engines", default="ocrkit-torch,ocrkit-onnx,ocrkit-onnx-int8,tesseract,rapidocr3")
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--onnx", help="tools/export_onnx.py output folder (fp32)")
+    p.add_argument("--onnx-int8", help="tools/export_onnx.py --quantize int8 output folder")
+    p.add_argument("--peers", default=os.environ.get("PEERS", "~/.cache/ocr-peers"))
+    p.add_argument("--work", default="runs/bench")
+    p.set_defaults(func=cmd_pages)
+    c = sub.add_parser("_child", help=argparse.SUPPRESS)
+    c.add_argument("images", nargs="+")
+    c.add_argument("--backend", default="torch")
+    c.add_argument("--models")
+    c.add_argument("--threads", type=int, default=2)
+    c.add_argument("--out", required=True)
+    c.set_defaults(func=child_ocrkit)
+    args = parser.parse_args()
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
