@@ -29,8 +29,12 @@ def make_labels(batch: int, lines: int, gen: torch.Generator) -> list[dict[str, 
     return labels
 
 
-def time_step(arch: str, size: str, args: argparse.Namespace) -> tuple[float, int]:
-    """Median seconds per training step after warm-up, and the parameter count."""
+def time_step(arch: str, size: str, args: argparse.Namespace) -> tuple[float, float, int]:
+    """Median wall and process-CPU seconds per training step after warm-up, and the parameter count.
+
+    CPU seconds are what a step costs even when other jobs share the cores (with 1 thread they equal
+    the wall time of an idle core); wall seconds are what you wait for on this machine right now.
+    """
     torch.manual_seed(0)
     overrides = {"decoder_layers": args.decoder_layers} if args.decoder_layers else {}
     model = create_detector(arch, size, args.queries, args.denoising, **overrides)
@@ -39,9 +43,9 @@ def time_step(arch: str, size: str, args: argparse.Namespace) -> tuple[float, in
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=args.fused or None)
     pixels = torch.rand(args.batch, 3, args.size, args.size).contiguous(memory_format=memory_format)
     labels = make_labels(args.batch, args.lines, torch.Generator().manual_seed(0))
-    times = []
+    times, cpu_times = [], []
     for i in range(args.warmup + args.steps):
-        start = time.perf_counter()
+        start, cpu_start = time.perf_counter(), time.process_time()
         with torch.autocast("cpu", dtype=torch.bfloat16, enabled=args.bf16):
             loss = model(pixel_values=pixels, labels=labels).loss
         loss.backward()
@@ -49,7 +53,9 @@ def time_step(arch: str, size: str, args: argparse.Namespace) -> tuple[float, in
         optimizer.zero_grad(set_to_none=True)
         if i >= args.warmup:
             times.append(time.perf_counter() - start)
-    return sorted(times)[len(times) // 2], sum(p.numel() for p in model.parameters())
+            cpu_times.append(time.process_time() - cpu_start)
+    median = len(times) // 2
+    return sorted(times)[median], sorted(cpu_times)[median], sum(p.numel() for p in model.parameters())
 
 
 def main() -> None:
@@ -66,7 +72,7 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=100)
     parser.add_argument("--denoising", type=int, default=100)
     parser.add_argument("--decoder-layers", type=int, default=0, help="0 = the size's default")
-    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--threads", type=int, default=1, help="torch threads (1 = CPU s equal idle wall s)")
     parser.add_argument("--steps", type=int, default=3, help="timed steps (median reported)")
     parser.add_argument("--warmup", type=int, default=2)
     parser.add_argument("--channels-last", action="store_true")
@@ -80,13 +86,14 @@ def main() -> None:
         f"denoising {args.denoising}, threads {args.threads}, {' '.join(flags) or 'fp32'}; "
         f"load average before: {os.getloadavg()[0]:.2f}"
     )
-    print("| model | params | s/step | images/s |")
-    print("|---|---|---|---|")
+    print("| model | params | wall s/step | images/s (wall) | CPU s/step | images per CPU-s |")
+    print("|---|---|---|---|---|---|")
     for spec in args.models:
         arch, size = spec.split(":")
-        seconds, params = time_step(arch, size, args)
+        wall, cpu, params = time_step(arch, size, args)
         print(
-            f"| {arch}-{size} | {params / 1e6:.1f}M | {seconds:.2f} | {args.batch / seconds:.2f} |",
+            f"| {arch}-{size} | {params / 1e6:.1f}M | {wall:.2f} | {args.batch / wall:.2f} | {cpu:.2f} "
+            f"| {args.batch / cpu:.2f} |",
             flush=True,
         )
     print(f"# load average after: {os.getloadavg()[0]:.2f}")

@@ -50,8 +50,10 @@ def train_speed(task: RecognitionTask, model: torch.nn.Module, lines, batch_size
     model.train()
     done, elapsed = 0, 0.0
     for i, idx in enumerate(batches[: steps + 1]):
-        batch = {"pixel_values": torch.from_numpy(task.preprocess.batch([images[j] for j in idx])),
-                 "labels": pad_labels([labels[j] for j in idx])}
+        batch = {
+            "pixel_values": torch.from_numpy(task.preprocess.batch([images[j] for j in idx])),
+            "labels": pad_labels([labels[j] for j in idx]),
+        }
         start = time.perf_counter()
         loss = task.loss(model, batch) / task.units(batch)
         loss.backward()
@@ -72,8 +74,12 @@ def infer_speed(rec: Recognizer, crops: list[np.ndarray], batch_size: int, token
         for idx in AspectRatioBatchSampler([im.shape[:2] for im in images], batch_size, seed=0):
             pixels = torch.from_numpy(rec.preprocess.batch([images[j] for j in idx]))
             with torch.inference_mode():
-                rec.model.generate(pixel_values=pixels, interpolate_pos_encoding=True,
-                                   min_new_tokens=tokens, max_new_tokens=tokens)
+                rec.model.generate(
+                    pixel_values=pixels,
+                    interpolate_pos_encoding=True,
+                    min_new_tokens=tokens,
+                    max_new_tokens=tokens,
+                )
     return len(crops) / (time.perf_counter() - start)
 
 
@@ -99,17 +105,23 @@ def main() -> None:
     model = task.build_model()
     lines = synthetic_lines(max(args.lines, args.batch_size * (args.train_steps + 1)))
     n_params = sum(p.numel() for p in {id(p): p for p in model.parameters()}.values())
-    print(f"model: {args.model or args.size} ({n_params / 1e6:.2f}M params), longest={config.data.longest}, "
-          f"max_height={config.data.max_height}, fp32")
-    print(f"training:  {train_speed(task, model, lines, args.batch_size, args.train_steps):6.1f} lines/s "
-          f"(batch {args.batch_size}, forward+backward+AdamW)")
+    print(
+        f"model: {args.model or args.size} ({n_params / 1e6:.2f}M params), longest={config.data.longest}, "
+        f"max_height={config.data.max_height}, fp32"
+    )
+    print(
+        f"training:  {train_speed(task, model, lines, args.batch_size, args.train_steps):6.1f} lines/s "
+        f"(batch {args.batch_size}, forward+backward+AdamW)"
+    )
 
     rec = Recognizer(model.eval(), task.tokenizer, task.preprocess)
     crops = [img for img, _ in lines[: args.lines]]
     tokens = None if args.model else args.tokens
     print(f"inference: {infer_speed(rec, crops[:16], 1, tokens):6.1f} lines/s (batch 1, greedy)")
-    print(f"inference: {infer_speed(rec, crops, args.batch_size, tokens):6.1f} lines/s "
-          f"(batch {args.batch_size}, greedy)")
+    print(
+        f"inference: {infer_speed(rec, crops, args.batch_size, tokens):6.1f} lines/s "
+        f"(batch {args.batch_size}, greedy)"
+    )
     print(f"load average after: {os.getloadavg()[0]:.2f}")
 
 

@@ -235,7 +235,7 @@ def receipt(cv: Canvas, tg: TextGen) -> None:
                                 "CUSTOMER'S COPY", "*** THANK YOU ***", "Have a nice day!")))
             line(cx, txt, "center")
         elif r < 0.75:
-            line(cx, tg.date() + " " + tg.fk.time(), "center")
+            line(cx, tg.date() + " " + tg.moment().strftime("%H:%M:%S"), "center")
         else:
             line(x0, _fit_words(cv, tg.sentence(), font, size, x1 - x0))
         y += pitch

@@ -6,6 +6,7 @@ chosen font draws and the charset allows.
 
 from __future__ import annotations
 
+import datetime
 import re
 import unicodedata
 from functools import lru_cache
@@ -124,11 +125,15 @@ class TextGen:
             s = s + self.choice((" €", " EUR", " SR", " ZR", " T", " *"))
         return s
 
+    def moment(self) -> datetime.datetime:
+        """A date-time drawn from this generator's RNG (Faker's are relative to *now*: not reproducible)."""
+        seconds = int(self.rng.integers(0, 60 * 365 * 86400))
+        return datetime.datetime(1966, 1, 1) + datetime.timedelta(seconds=seconds)
+
     def date(self) -> str:
-        d = self.fk.date_object()
         fmt = self.choice(("%d/%m/%Y", "%d-%m-%Y", "%Y-%m-%d", "%d.%m.%Y", "%m/%d/%y", "%d %b %Y", "%B %d, %Y",
                            "%d/%m/%Y %H:%M", "%d-%m-%Y %I:%M:%S %p", "%A, %d %B %Y"))
-        return d.strftime(fmt) if "%H" not in fmt and "%I" not in fmt else self.fk.date_time().strftime(fmt)
+        return self.moment().strftime(fmt)
 
     def ident(self) -> str:
         r = self.rng.random()
@@ -222,7 +227,7 @@ class TextGen:
         if k == "Date":
             v = self.date()
         elif k == "Time":
-            v = self.fk.time(pattern=self.choice(("%H:%M", "%H:%M:%S", "%I:%M %p")))
+            v = self.moment().strftime(self.choice(("%H:%M", "%H:%M:%S", "%I:%M %p")))
         elif k in ("Cashier", "Served by", "Member"):
             v = self.fk.first_name().upper()
         else:

@@ -1,0 +1,32 @@
+"""`ocrkit synth pages|lines`: render synthetic training data (COCO pages or a line-crop manifest)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("synth", help="render synthetic pages (COCO) or line crops (lines.jsonl)")
+    kinds = p.add_subparsers(dest="what", metavar="pages|lines", required=True)
+    for what, helptext in (("pages", "page images + coco.json (one box per text line, with its text)"),
+                           ("lines", "line crops + lines.jsonl, cut like detector crops")):
+        q = kinds.add_parser(what, help=helptext)
+        q.add_argument("--n", type=int, required=True, help=f"number of {what}")
+        q.add_argument("--out", type=Path, required=True)
+        q.add_argument("--seed", type=int, default=0, help="same seed → same data, whatever --workers")
+        q.add_argument("--workers", type=int, default=1, help="processes rendering in parallel")
+        q.add_argument("--preview", type=Path, help="also draw boxes/texts of the first items here")
+        q.add_argument("--clean", action="store_true", help="no degradations (black text on white)")
+        q.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ocrkit.data.synth.generate import generate_lines, generate_pages
+
+    generate = generate_pages if args.what == "pages" else generate_lines
+    stats = generate(args.out, args.n, seed=args.seed, workers=args.workers, degrade=not args.clean,
+                     preview_dir=args.preview)
+    print(json.dumps(stats))
+    return 0

@@ -1,0 +1,41 @@
+"""Copy a trained model folder into the repo as a shipped model: fp16 safetensors, everything else as is.
+
+  python tools/ship_model.py runs/detector_n8/model ocrkit/models/detector
+
+Loading code casts back to float32 (transformers' default dtype), so inference runs in fp32 with
+fp16-rounded weights; the parity and evaluation numbers in the model cards are measured on the copy.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+from pathlib import Path
+
+from safetensors.torch import load_file, save_file
+
+
+def ship(src: Path, dst: Path) -> None:
+    dst.mkdir(parents=True, exist_ok=True)
+    for f in src.iterdir():
+        if f.is_file() and f.suffix != ".safetensors":
+            shutil.copy2(f, dst / f.name)
+    for weights in src.glob("*.safetensors"):
+        tensors = {k: (v.half() if v.is_floating_point() else v).contiguous() for k, v in load_file(str(weights)).items()}
+        save_file(tensors, str(dst / weights.name), metadata={"format": "pt"})
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("src", type=Path)
+    parser.add_argument("dst", type=Path)
+    args = parser.parse_args()
+    ship(args.src, args.dst)
+    total = sum(f.stat().st_size for f in args.dst.iterdir()) / 2**20
+    print(f"{args.dst}: {total:.1f} MiB")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
