@@ -117,3 +117,23 @@ def test_train_script_two_steps(manifest, tmp_path):
     assert evals and 0.0 <= evals[-1]["eval"]["cer"]
     assert json.loads((out / "model" / "ocrkit.json").read_text())["longest"] == 128
     assert train_main(["-c", "configs/recognizer/tiny.yaml", "--set", "model.nope=1"]) == 2
+
+
+def test_auxiliary_ctc_loss_trains_the_encoder_and_is_not_shipped(manifest, tmp_path):
+    from safetensors.torch import load_file
+
+    cfg = tiny_config(manifest, tmp_path / "ctc")
+    cfg.model.ctc_weight = 0.5
+    task = RecognitionTask(cfg)
+    torch.manual_seed(0)
+    model = task.build_model()
+    data = task.train_dataset()
+    batch = task.collate([data[i] for i in range(3)])
+    with_ctc = task.loss(model, batch)
+    with_ctc.backward()
+    assert torch.isfinite(with_ctc) and model.ctc_head.weight.grad.abs().sum() > 0
+    assert model.encoder.embeddings.patch_embeddings.projection.weight.grad.abs().sum() > 0
+    cfg.model.ctc_weight = 0.0
+    assert float(task.loss(model, batch)) < float(with_ctc)  # the CTC term really is added
+    task.save_pretrained(model, tmp_path / "saved")
+    assert not [k for k in load_file(str(tmp_path / "saved" / "model.safetensors")) if k.startswith("ctc_head")]

@@ -14,6 +14,8 @@ class ModelConfig:
     max_target_length: int = 160  # decoder positions; longer labels are truncated (keeping </s>)
     dropout: float = 0.1  # decoder dropout (the ViT encoder uses none)
     label_smoothing: float = 0.0  # keep 0: smoothing destabilises TrOCR training (see task.py)
+    ctc_weight: float = 0.0  # >0: auxiliary CTC loss on the encoder's patches (see ocrkit/recognition/ctc.py)
+    init_weights: str = ""  # a .safetensors file (e.g. a checkpoint's model.safetensors) to start from
 
 
 @dataclass

@@ -14,6 +14,7 @@ from typing import Any
 
 import torch
 import torch.nn.functional as F
+from safetensors.torch import load_model
 from torch.utils.data import Dataset, Sampler
 from transformers import VisionEncoderDecoderModel
 from transformers.models.vision_encoder_decoder.modeling_vision_encoder_decoder import shift_tokens_right
@@ -21,6 +22,7 @@ from transformers.models.vision_encoder_decoder.modeling_vision_encoder_decoder 
 from ocrkit.data.lines_dataset import LinesDataset
 from ocrkit.recognition.collate import IGNORE, LineCollator
 from ocrkit.recognition.config import RecognizerConfig
+from ocrkit.recognition.ctc import HEAD, add_ctc_head, ctc_loss
 from ocrkit.recognition.decoding import generate
 from ocrkit.recognition.metrics import ErrorCounts
 from ocrkit.recognition.model import create_recognizer
@@ -57,6 +59,10 @@ class RecognitionTask:
             max_target_length=m.max_target_length,
             dropout=m.dropout,
         )
+        if m.ctc_weight > 0:
+            add_ctc_head(model, model.decoder.config.vocab_size)
+        if m.init_weights:
+            load_model(model, m.init_weights, strict=False)  # a checkpoint may lack (or have) the CTC head
         return model.train()
 
     def train_dataset(self) -> LinesDataset:
@@ -86,18 +92,20 @@ class RecognitionTask:
         labels = labels.to(device)
         cfg = _unwrap(model).config
         decoder_input_ids = shift_tokens_right(labels, cfg.pad_token_id, cfg.decoder_start_token_id)
-        logits = model(
-            pixel_values=batch["pixel_values"].to(device),
-            decoder_input_ids=decoder_input_ids,
-            interpolate_pos_encoding=True,
-        ).logits
-        return F.cross_entropy(
-            logits.float().flatten(0, 1),
+        pixel_values = batch["pixel_values"].to(device)
+        out = model(pixel_values=pixel_values, decoder_input_ids=decoder_input_ids, interpolate_pos_encoding=True)
+        loss = F.cross_entropy(
+            out.logits.float().flatten(0, 1),
             labels.flatten(),
             ignore_index=IGNORE,
             reduction="sum",
             label_smoothing=self.config.model.label_smoothing,
         )
+        if self.config.model.ctc_weight > 0:
+            aux = ctc_loss(_unwrap(model), out.encoder_last_hidden_state, tuple(pixel_values.shape[-2:]), labels,
+                           cfg.eos_token_id, cfg.pad_token_id, IGNORE)
+            loss = loss + self.config.model.ctc_weight * aux
+        return loss
 
     def param_groups(self, model: torch.nn.Module, lr: float, weight_decay: float) -> list[dict]:
         """Encoder at lr × backbone_lr_mult; no weight decay on biases, norms, embeddings."""
@@ -147,7 +155,9 @@ class RecognitionTask:
         """HF folder (config.json, model.safetensors, generation config, tokenizer files) + ocrkit.json."""
         out_dir = Path(out_dir)
         out_dir.mkdir(parents=True, exist_ok=True)
-        _unwrap(model).save_pretrained(out_dir, safe_serialization=True)
+        net = _unwrap(model)
+        weights = {k: v for k, v in net.state_dict().items() if not k.startswith(HEAD)}  # training-only head
+        net.save_pretrained(out_dir, state_dict=weights, safe_serialization=True)
         self.tokenizer.save_pretrained(out_dir)
         self.preprocess.save(
             out_dir,
