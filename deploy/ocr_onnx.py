@@ -18,7 +18,9 @@ from ocrkit.pipeline import OCR
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("paths", nargs="+")
     parser.add_argument("--models", type=Path, required=True, help="folder with detector/ and recognizer/")
     parser.add_argument("--out", type=Path, help="write <stem>.json here (default: JSON to stdout)")

@@ -11,7 +11,9 @@ import numpy as np
 
 def xyxy_to_cxcywh(boxes: np.ndarray) -> np.ndarray:
     b = np.asarray(boxes, dtype=np.float32).reshape(-1, 4)
-    return np.stack([(b[:, 0] + b[:, 2]) / 2, (b[:, 1] + b[:, 3]) / 2, b[:, 2] - b[:, 0], b[:, 3] - b[:, 1]], 1)
+    return np.stack(
+        [(b[:, 0] + b[:, 2]) / 2, (b[:, 1] + b[:, 3]) / 2, b[:, 2] - b[:, 0], b[:, 3] - b[:, 1]], 1
+    )
 
 
 def cxcywh_to_xyxy(boxes: np.ndarray) -> np.ndarray:
@@ -33,11 +35,15 @@ def xyxy_to_xywh(boxes: np.ndarray) -> np.ndarray:
 
 def normalize(boxes: np.ndarray, width: int, height: int) -> np.ndarray:
     """Pixel boxes (any 4-coordinate x,y,x,y-ordered format) → [0, 1] relative to width/height."""
-    return np.asarray(boxes, dtype=np.float32).reshape(-1, 4) / np.array([width, height, width, height], np.float32)
+    return np.asarray(boxes, dtype=np.float32).reshape(-1, 4) / np.array(
+        [width, height, width, height], np.float32
+    )
 
 
 def denormalize(boxes: np.ndarray, width: int, height: int) -> np.ndarray:
-    return np.asarray(boxes, dtype=np.float32).reshape(-1, 4) * np.array([width, height, width, height], np.float32)
+    return np.asarray(boxes, dtype=np.float32).reshape(-1, 4) * np.array(
+        [width, height, width, height], np.float32
+    )
 
 
 def area(boxes: np.ndarray) -> np.ndarray:

@@ -14,7 +14,9 @@ COMMANDS = ("infer", "detect", "recognize", "synth")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="ocrkit", description="Find text lines on document pages and read them.")
+    parser = argparse.ArgumentParser(
+        prog="ocrkit", description="Find text lines on document pages and read them."
+    )
     parser.add_argument("--debug", action="store_true", help="show full tracebacks on errors")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name in COMMANDS:

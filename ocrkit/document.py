@@ -51,19 +51,38 @@ class Page:
         return "\n".join(out)
 
     def to_dict(self) -> dict:
-        return {"image": self.image, "page": self.page, "width": self.width, "height": self.height,
-                "seconds": round(self.seconds, 4), "lines": [line.to_dict() for line in self.lines]}
+        return {
+            "image": self.image,
+            "page": self.page,
+            "width": self.width,
+            "height": self.height,
+            "seconds": round(self.seconds, 4),
+            "lines": [line.to_dict() for line in self.lines],
+        }
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), ensure_ascii=False, indent=2)
 
     @classmethod
     def from_dict(cls, d: dict) -> Page:
-        lines = [Line(bbox=[float(v) for v in ln["bbox"]], text=ln.get("text", ""), score=ln.get("score", 0.0),
-                      det_score=ln.get("det_score", ln.get("score", 0.0)), rec_score=ln.get("rec_score", 0.0))
-                 for ln in d.get("lines", [])]
-        return cls(image=d["image"], width=int(d["width"]), height=int(d["height"]), page=int(d.get("page", 1)),
-                   seconds=float(d.get("seconds", 0.0)), lines=lines)
+        lines = [
+            Line(
+                bbox=[float(v) for v in ln["bbox"]],
+                text=ln.get("text", ""),
+                score=ln.get("score", 0.0),
+                det_score=ln.get("det_score", ln.get("score", 0.0)),
+                rec_score=ln.get("rec_score", 0.0),
+            )
+            for ln in d.get("lines", [])
+        ]
+        return cls(
+            image=d["image"],
+            width=int(d["width"]),
+            height=int(d["height"]),
+            page=int(d.get("page", 1)),
+            seconds=float(d.get("seconds", 0.0)),
+            lines=lines,
+        )
 
     def boxes(self) -> np.ndarray:
         return np.array([line.bbox for line in self.lines], np.float32).reshape(-1, 4)

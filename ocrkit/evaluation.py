@@ -49,8 +49,9 @@ class SubsetScore:
     seconds: list[float] = field(default_factory=list)
     detections: dict[int, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
 
-    def add_page(self, image_id: int, gt_boxes: np.ndarray, gt_texts: list[str], page: Page,
-                 case_sensitive: bool) -> None:
+    def add_page(
+        self, image_id: int, gt_boxes: np.ndarray, gt_texts: list[str], page: Page, case_sensitive: bool
+    ) -> None:
         pred_boxes = page.boxes()
         self.lines.add(pred_boxes, gt_boxes)
         self.detections[image_id] = (pred_boxes, np.array([ln.det_score for ln in page.lines], np.float32))
@@ -69,9 +70,14 @@ class SubsetScore:
     def summary(self, coco: COCO) -> dict[str, float]:
         p = self.words_matched / self.words_pred if self.words_pred else 0.0
         r = self.words_matched / self.words_ref if self.words_ref else 0.0
-        return {"pages": len(self.seconds), **self.lines.scores(), **coco_map(coco, self.detections),
-                "cer": self.edits / max(1, self.ref_chars), "bow_f1": 2 * p * r / (p + r) if p + r else 0.0,
-                "s_per_page": float(np.median(self.seconds)) if self.seconds else 0.0}
+        return {
+            "pages": len(self.seconds),
+            **self.lines.scores(),
+            **coco_map(coco, self.detections),
+            "cer": self.edits / max(1, self.ref_chars),
+            "bow_f1": 2 * p * r / (p + r) if p + r else 0.0,
+            "s_per_page": float(np.median(self.seconds)) if self.seconds else 0.0,
+        }
 
 
 def is_case_sensitive(coco: COCO, image: dict) -> bool:
@@ -101,7 +107,10 @@ def score_subset(gt_path: Path, pages: dict[str, Page], name: str | None = None)
 
 def read_prediction_dir(pred_dir: Path) -> dict[str, Page]:
     """`<stem>.json` files in the pipeline's JSON shape (ocrkit infer/detect, or a peer's harness)."""
-    return {p.stem: Page.from_dict(json.loads(p.read_text(encoding="utf-8"))) for p in sorted(pred_dir.glob("*.json"))}
+    return {
+        p.stem: Page.from_dict(json.loads(p.read_text(encoding="utf-8")))
+        for p in sorted(pred_dir.glob("*.json"))
+    }
 
 
 def score_records(gt: list[dict], pred: list[dict]) -> dict[str, dict]:
@@ -116,11 +125,18 @@ def score_records(gt: list[dict], pred: list[dict]) -> dict[str, dict]:
         if rec.get("case_sensitive") is False:
             ref, hyp = ref.lower(), hyp.lower()
         ref_words, hyp_words = ref.split(), hyp.split()
-        counts = [1, Levenshtein.distance(hyp, ref), len(ref),
-                  Levenshtein.distance(hyp_words, ref_words), len(ref_words)]
+        counts = [
+            1,
+            Levenshtein.distance(hyp, ref),
+            len(ref),
+            Levenshtein.distance(hyp_words, ref_words),
+            len(ref_words),
+        ]
         for key in (rec.get("subset", "all"), "all") if rec.get("subset") else ("all",):
             acc = totals.setdefault(key, [0, 0, 0, 0, 0])
             for i, v in enumerate(counts):
                 acc[i] += v
-    return {k: {"lines": v[0], "cer": v[1] / max(1, v[2]), "wer": v[3] / max(1, v[4])}
-            for k, v in sorted(totals.items(), key=lambda kv: (kv[0] == "all", kv[0]))}
+    return {
+        k: {"lines": v[0], "cer": v[1] / max(1, v[2]), "wer": v[3] / max(1, v[4])}
+        for k, v in sorted(totals.items(), key=lambda kv: (kv[0] == "all", kv[0]))
+    }

@@ -30,55 +30,87 @@ def to_hocr(page: Page) -> str:
     ET.SubElement(head, "meta", {"name": "ocr-system", "content": "ocrkit"})
     ET.SubElement(head, "meta", {"name": "ocr-capabilities", "content": "ocr_page ocr_line ocrx_word"})
     body = ET.SubElement(html, "body")
-    div = ET.SubElement(body, "div", {"class": "ocr_page", "id": "page_1",
-                                      "title": f'image "{page.image}"; bbox 0 0 {page.width} {page.height}; '
-                                               f"ppageno {page.page - 1}"})
+    div = ET.SubElement(
+        body,
+        "div",
+        {
+            "class": "ocr_page",
+            "id": "page_1",
+            "title": f'image "{page.image}"; bbox 0 0 {page.width} {page.height}; ppageno {page.page - 1}',
+        },
+    )
     for n, line in enumerate(page.lines, 1):
         x0, y0, x1, y1 = _ints(line.bbox)
-        span = ET.SubElement(div, "span", {"class": "ocr_line", "id": f"line_{n}",
-                                           "title": f"bbox {x0} {y0} {x1} {y1}; x_wconf {round(100 * line.score)}"})
+        span = ET.SubElement(
+            div,
+            "span",
+            {
+                "class": "ocr_line",
+                "id": f"line_{n}",
+                "title": f"bbox {x0} {y0} {x1} {y1}; x_wconf {round(100 * line.score)}",
+            },
+        )
         span.text = line.text
-    return ('<?xml version="1.0" encoding="UTF-8"?>\n<!DOCTYPE html PUBLIC "-//W3C//DTD XHTML 1.0 Transitional//EN" '
-            '"http://www.w3.org/TR/xhtml1/DTD/xhtml1-transitional.dtd">\n' + _xml(html).split("\n", 1)[1])
+    return (
+        '<?xml version="1.0" encoding="UTF-8"?>\n'
+        '<!DOCTYPE html PUBLIC "-//W3C//DTD XHTML 1.0 Transitional//EN" '
+        '"http://www.w3.org/TR/xhtml1/DTD/xhtml1-transitional.dtd">\n' + _xml(html).split("\n", 1)[1]
+    )
 
 
 def to_alto(page: Page) -> str:
     ET.register_namespace("", ALTO_NS)
     q = lambda tag: f"{{{ALTO_NS}}}{tag}"  # noqa: E731
-    alto = ET.Element(q("alto"), {f"{{{XSI_NS}}}schemaLocation":
-                                  f"{ALTO_NS} http://www.loc.gov/standards/alto/v4/alto-4-2.xsd"})
+    alto = ET.Element(
+        q("alto"),
+        {f"{{{XSI_NS}}}schemaLocation": f"{ALTO_NS} http://www.loc.gov/standards/alto/v4/alto-4-2.xsd"},
+    )
     desc = ET.SubElement(alto, q("Description"))
     ET.SubElement(desc, q("MeasurementUnit")).text = "pixel"
     ET.SubElement(ET.SubElement(desc, q("sourceImageInformation")), q("fileName")).text = page.image
     layout = ET.SubElement(alto, q("Layout"))
-    pg = ET.SubElement(layout, q("Page"), {"ID": "page_1", "PHYSICAL_IMG_NR": str(page.page),
-                                           "WIDTH": str(page.width), "HEIGHT": str(page.height)})
-    space = ET.SubElement(pg, q("PrintSpace"), {"HPOS": "0", "VPOS": "0", "WIDTH": str(page.width),
-                                                "HEIGHT": str(page.height)})
+    pg = ET.SubElement(
+        layout,
+        q("Page"),
+        {
+            "ID": "page_1",
+            "PHYSICAL_IMG_NR": str(page.page),
+            "WIDTH": str(page.width),
+            "HEIGHT": str(page.height),
+        },
+    )
+    space = ET.SubElement(
+        pg, q("PrintSpace"), {"HPOS": "0", "VPOS": "0", "WIDTH": str(page.width), "HEIGHT": str(page.height)}
+    )
     block = ET.SubElement(space, q("TextBlock"), {"ID": "block_1"})
     for n, line in enumerate(page.lines, 1):
         x0, y0, x1, y1 = _ints(line.bbox)
         geom = {"HPOS": str(x0), "VPOS": str(y0), "WIDTH": str(x1 - x0), "HEIGHT": str(y1 - y0)}
         tl = ET.SubElement(block, q("TextLine"), {"ID": f"line_{n}", **geom})
-        ET.SubElement(tl, q("String"), {"ID": f"string_{n}", **geom, "CONTENT": line.text,
-                                        "WC": f"{line.score:.4f}"})
+        ET.SubElement(
+            tl, q("String"), {"ID": f"string_{n}", **geom, "CONTENT": line.text, "WC": f"{line.score:.4f}"}
+        )
     return _xml(alto)
 
 
 def to_page_xml(page: Page) -> str:
     ET.register_namespace("", PAGE_NS)
     q = lambda tag: f"{{{PAGE_NS}}}{tag}"  # noqa: E731
-    root = ET.Element(q("PcGts"), {f"{{{XSI_NS}}}schemaLocation":
-                                   f"{PAGE_NS} {PAGE_NS}/pagecontent.xsd"})
+    root = ET.Element(q("PcGts"), {f"{{{XSI_NS}}}schemaLocation": f"{PAGE_NS} {PAGE_NS}/pagecontent.xsd"})
     meta = ET.SubElement(root, q("Metadata"))
     now = _dt.datetime.now(_dt.UTC).replace(microsecond=0).isoformat()
     ET.SubElement(meta, q("Creator")).text = "ocrkit"
     ET.SubElement(meta, q("Created")).text = now
     ET.SubElement(meta, q("LastChange")).text = now
-    pg = ET.SubElement(root, q("Page"), {"imageFilename": page.image, "imageWidth": str(page.width),
-                                         "imageHeight": str(page.height)})
+    pg = ET.SubElement(
+        root,
+        q("Page"),
+        {"imageFilename": page.image, "imageWidth": str(page.width), "imageHeight": str(page.height)},
+    )
     region = ET.SubElement(pg, q("TextRegion"), {"id": "region_1"})
-    ET.SubElement(region, q("Coords"), {"points": f"0,0 {page.width},0 {page.width},{page.height} 0,{page.height}"})
+    ET.SubElement(
+        region, q("Coords"), {"points": f"0,0 {page.width},0 {page.width},{page.height} 0,{page.height}"}
+    )
     for n, line in enumerate(page.lines, 1):
         x0, y0, x1, y1 = _ints(line.bbox)
         tl = ET.SubElement(region, q("TextLine"), {"id": f"line_{n}"})

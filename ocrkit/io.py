@@ -13,7 +13,15 @@ from PIL import Image, ImageOps, UnidentifiedImageError
 from ocrkit.errors import InputError, ModelError
 from ocrkit.preprocess import to_rgb_uint8
 
-__all__ = ["InputError", "ModelError", "PageSource", "load_image", "iter_pages", "expand_paths", "IMAGE_SUFFIXES"]
+__all__ = [
+    "InputError",
+    "ModelError",
+    "PageSource",
+    "load_image",
+    "iter_pages",
+    "expand_paths",
+    "IMAGE_SUFFIXES",
+]
 
 IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".tif", ".tiff", ".bmp", ".webp", ".gif", ".pbm", ".pgm", ".ppm"}
 PDF_SUFFIX = ".pdf"
@@ -124,7 +132,9 @@ def expand_paths(paths: list[str | Path]) -> tuple[list[Path], list[InputError]]
     for raw in paths:
         p = Path(raw)
         if p.is_dir():
-            found = sorted(f for f in p.rglob("*") if f.is_file() and f.suffix.lower() in IMAGE_SUFFIXES | {PDF_SUFFIX})
+            found = sorted(
+                f for f in p.rglob("*") if f.is_file() and f.suffix.lower() in IMAGE_SUFFIXES | {PDF_SUFFIX}
+            )
             if not found:
                 errors.append(InputError(p, "folder contains no images or PDFs"))
             files.extend(found)

@@ -35,9 +35,9 @@ def crop_lines(image: np.ndarray, boxes: np.ndarray, margin: float = CROP_MARGIN
     crops = []
     for x0, y0, x1, y1 in np.asarray(boxes, np.float32).reshape(-1, 4):
         pad = margin * max(1.0, y1 - y0)
-        l, t = int(max(0, np.floor(x0 - pad))), int(max(0, np.floor(y0 - pad)))
-        r, b = int(min(w, np.ceil(x1 + pad))), int(min(h, np.ceil(y1 + pad)))
-        crops.append(image[t:max(b, t + 1), l:max(r, l + 1)])
+        left, top = int(max(0, np.floor(x0 - pad))), int(max(0, np.floor(y0 - pad)))
+        right, bottom = int(min(w, np.ceil(x1 + pad))), int(min(h, np.ceil(y1 + pad)))
+        crops.append(image[top : max(bottom, top + 1), left : max(right, left + 1)])
     return crops
 
 
@@ -49,12 +49,22 @@ class OCR:
     >>> page.text, page.lines[0].bbox
     """
 
-    def __init__(self, det_model: str | Path | None = None, rec_model: str | Path | None = None,
-                 backend: str = "torch", device: str = "cpu", batch_size: int = 16,
-                 threads: int | None = None) -> None:
+    def __init__(
+        self,
+        det_model: str | Path | None = None,
+        rec_model: str | Path | None = None,
+        backend: str = "torch",
+        device: str = "cpu",
+        batch_size: int = 16,
+        threads: int | None = None,
+    ) -> None:
         onnx = backend == "onnx"
-        det_dir = resolve_model(det_model, DEFAULT_ONNX / "detector" if onnx else DEFAULT_DETECTOR, "detector")
-        rec_dir = resolve_model(rec_model, DEFAULT_ONNX / "recognizer" if onnx else DEFAULT_RECOGNIZER, "recognizer")
+        det_dir = resolve_model(
+            det_model, DEFAULT_ONNX / "detector" if onnx else DEFAULT_DETECTOR, "detector"
+        )
+        rec_dir = resolve_model(
+            rec_model, DEFAULT_ONNX / "recognizer" if onnx else DEFAULT_RECOGNIZER, "recognizer"
+        )
         self.batch_size = batch_size
         if backend == "torch":
             import torch
@@ -75,15 +85,28 @@ class OCR:
 
     def read_array(self, image: np.ndarray, name: str = "<array>", page: int = 1) -> Page:
         start = time.perf_counter()
-        (boxes, scores), = self.detector.predict([image])
+        ((boxes, scores),) = self.detector.predict([image])
         order = reading_order(boxes)
         boxes, scores = boxes[order], scores[order]
-        results = self.recognizer.recognize(crop_lines(image, boxes), batch_size=self.batch_size) if len(boxes) else []
-        lines = [Line(bbox=[float(v) for v in box], text=text, det_score=float(ds), rec_score=float(rs),
-                      score=float(ds) * float(rs))
-                 for box, ds, (text, rs) in zip(boxes, scores, results, strict=True)]
+        results = (
+            self.recognizer.recognize(crop_lines(image, boxes), batch_size=self.batch_size)
+            if len(boxes)
+            else []
+        )
+        lines = [
+            Line(
+                bbox=[float(v) for v in box],
+                text=text,
+                det_score=float(ds),
+                rec_score=float(rs),
+                score=float(ds) * float(rs),
+            )
+            for box, ds, (text, rs) in zip(boxes, scores, results, strict=True)
+        ]
         h, w = image.shape[:2]
-        return Page(image=name, page=page, width=w, height=h, seconds=time.perf_counter() - start, lines=lines)
+        return Page(
+            image=name, page=page, width=w, height=h, seconds=time.perf_counter() - start, lines=lines
+        )
 
     def read(self, source: str | Path | np.ndarray) -> Page:
         """Read one image (file path or HxWx3 RGB array); for a PDF, its first page."""
@@ -104,7 +127,9 @@ class OCR:
         for _, result in self.iter_results(paths):
             yield result
 
-    def iter_results(self, paths: Iterable[str | Path]) -> Iterator[tuple[PageSource | None, Page | InputError]]:
+    def iter_results(
+        self, paths: Iterable[str | Path]
+    ) -> Iterator[tuple[PageSource | None, Page | InputError]]:
         """Like read_many, with the PageSource of each result (None for inputs that never became pages)."""
         files, errors = expand_paths(list(paths))
         yield from ((None, err) for err in errors)

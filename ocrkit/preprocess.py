@@ -96,20 +96,35 @@ def letterbox(
     resized = A.LongestMaxSize(max_size=longest, interpolation=interpolation, p=1.0)(image=img)["image"]
     if square:
         pad = A.PadIfNeeded(
-            min_height=longest, min_width=longest, position="top_left",
-            border_mode=cv2.BORDER_CONSTANT, fill=pad_value, p=1.0,
+            min_height=longest,
+            min_width=longest,
+            position="top_left",
+            border_mode=cv2.BORDER_CONSTANT,
+            fill=pad_value,
+            p=1.0,
         )
     else:
         pad = A.PadIfNeeded(
-            min_height=None, min_width=None, pad_height_divisor=divisor, pad_width_divisor=divisor,
-            position="top_left", border_mode=cv2.BORDER_CONSTANT, fill=pad_value, p=1.0,
+            min_height=None,
+            min_width=None,
+            pad_height_divisor=divisor,
+            pad_width_divisor=divisor,
+            position="top_left",
+            border_mode=cv2.BORDER_CONSTANT,
+            fill=pad_value,
+            p=1.0,
         )
     out = pad(image=resized)["image"]
     rh, rw = resized.shape[:2]
     oh, ow = out.shape[:2]
     geometry = Geometry(
-        scale=longest / max(h, w), pad_right=ow - rw, pad_bottom=oh - rh,
-        orig_width=w, orig_height=h, width=ow, height=oh,
+        scale=longest / max(h, w),
+        pad_right=ow - rw,
+        pad_bottom=oh - rh,
+        orig_width=w,
+        orig_height=h,
+        width=ow,
+        height=oh,
     )
     return out, geometry
 

@@ -13,8 +13,18 @@ from ocrkit.engine.settings import TrainSettings  # noqa: E402
 from ocrkit.engine.trainer import Trainer  # noqa: E402
 
 out = Path(sys.argv[1])
-settings = TrainSettings(out_dir=str(out), steps=6, batch_size=4, grad_accum=2, lr=1e-2, warmup_steps=2,
-                         eval_every=0, save_every=3, log_every=1, torch_threads=1)
+settings = TrainSettings(
+    out_dir=str(out),
+    steps=6,
+    batch_size=4,
+    grad_accum=2,
+    lr=1e-2,
+    warmup_steps=2,
+    eval_every=0,
+    save_every=3,
+    log_every=1,
+    torch_threads=1,
+)
 trainer = Trainer(ToyTask(), settings)
 trainer.fit()
 rank = trainer.accelerator.process_index

@@ -19,7 +19,7 @@ def page_image(h=180, w=260, seed=0):
     rng = np.random.default_rng(seed)
     img = np.full((h, w, 3), 240, np.uint8)
     for r in range(4):
-        img[20 + 35 * r: 36 + 35 * r, 20: 20 + int(rng.integers(80, 220))] = 30
+        img[20 + 35 * r : 36 + 35 * r, 20 : 20 + int(rng.integers(80, 220))] = 30
     return img
 
 
@@ -50,12 +50,23 @@ def test_infer_one_file_prints_text(tmp_path, models, capsys):
 def test_infer_all_formats(tmp_path, models, capsys):
     Image.fromarray(page_image()).save(tmp_path / "a.png")
     Image.fromarray(page_image(seed=1)).save(tmp_path / "b.jpg")
-    code, _, err = run_cli(["infer", tmp_path, "--out", tmp_path / "out", "--format",
-                            "txt,json,hocr,alto,page,overlay", *models], capsys)
+    code, _, err = run_cli(
+        [
+            "infer",
+            tmp_path,
+            "--out",
+            tmp_path / "out",
+            "--format",
+            "txt,json,hocr,alto,page,overlay",
+            *models,
+        ],
+        capsys,
+    )
     assert code == 0, err
     names = sorted(p.name for p in (tmp_path / "out").iterdir())
-    assert names == sorted(f"{s}.{e}" for s in "ab" for e in
-                           ("txt", "json", "hocr", "alto.xml", "page.xml", "overlay.png"))
+    assert names == sorted(
+        f"{s}.{e}" for s in "ab" for e in ("txt", "json", "hocr", "alto.xml", "page.xml", "overlay.png")
+    )
     data = json.loads((tmp_path / "out" / "a.json").read_text())
     assert set(data) >= {"image", "page", "width", "height", "seconds", "lines"}
     assert (data["width"], data["height"]) == (260, 180)
@@ -81,13 +92,19 @@ def bad_corpus(root: Path) -> dict[str, str]:
     (root / "notes.png").write_text("this is a text file\n")
     Image.new("1", (20000, 20000), 1).save(root / "huge.png")
     (root / "broken.pdf").write_bytes(b"%PDF-1.4\n1 0 obj garbage\n")
-    return {"zero.png": "empty", "truncated.png": "truncated", "truncated.jpg": "truncated",
-            "notes.png": "not a recognised image", "huge.png": "too large", "broken.pdf": "PDF"}
+    return {
+        "zero.png": "empty",
+        "truncated.png": "truncated",
+        "truncated.jpg": "truncated",
+        "notes.png": "not a recognised image",
+        "huge.png": "too large",
+        "broken.pdf": "PDF",
+    }
 
 
 def good_corpus(root: Path) -> list[str]:
     Image.new("RGB", (1, 1), "white").save(root / "one_pixel.png")
-    Image.fromarray((page_image()[..., 0].astype(np.uint16) * 257)).save(root / "gray16.tif")
+    Image.fromarray(page_image()[..., 0].astype(np.uint16) * 257).save(root / "gray16.tif")
     rgba = np.dstack([page_image(), np.full((180, 260), 128, np.uint8)])
     Image.fromarray(rgba, "RGBA").save(root / "rgba.png")
     Image.fromarray(page_image()).convert("CMYK").save(root / "cmyk.jpg")
@@ -95,7 +112,9 @@ def good_corpus(root: Path) -> list[str]:
     exif[0x0112] = 6
     Image.fromarray(page_image()).save(root / "rotated.jpg", exif=exif.tobytes())
     Image.new("RGB", (300, 200), "white").save(root / "blank.png")
-    Image.fromarray(page_image()).save(root / "doc.pdf", save_all=True, append_images=[Image.new("RGB", (80, 60))])
+    Image.fromarray(page_image()).save(
+        root / "doc.pdf", save_all=True, append_images=[Image.new("RGB", (80, 60))]
+    )
     return ["one_pixel", "gray16", "rgba", "cmyk", "rotated", "blank", "doc-p1", "doc-p2"]
 
 
@@ -105,8 +124,10 @@ def test_bad_inputs_are_reported_and_the_rest_processed(tmp_path, models, capsys
     (tmp_path / "empty_dir").mkdir()
     expected_errors = bad_corpus(data)
     good = good_corpus(data)
-    code, _, err = run_cli(["infer", data, tmp_path / "empty_dir", "--out", tmp_path / "out",
-                            "--format", "json", *models], capsys)
+    code, _, err = run_cli(
+        ["infer", data, tmp_path / "empty_dir", "--out", tmp_path / "out", "--format", "json", *models],
+        capsys,
+    )
     assert code == 1
     assert "Traceback" not in err
     lines = [ln for ln in err.splitlines() if ln.startswith("ocrkit: error:")]
@@ -123,15 +144,18 @@ def test_bad_inputs_are_reported_and_the_rest_processed(tmp_path, models, capsys
 
 def test_missing_and_corrupt_models_give_one_line(tmp_path, tiny_detector_dir, tiny_recognizer_dir, capsys):
     Image.fromarray(page_image()).save(tmp_path / "p.png")
-    code, _, err = run_cli(["infer", tmp_path / "p.png", "--det-model", tmp_path / "nope",
-                            "--rec-model", tiny_recognizer_dir], capsys)
+    code, _, err = run_cli(
+        ["infer", tmp_path / "p.png", "--det-model", tmp_path / "nope", "--rec-model", tiny_recognizer_dir],
+        capsys,
+    )
     assert code == 2 and err.count("\n") == 1 and "nope" in err
     broken = tmp_path / "broken_det"
     shutil.copytree(tiny_detector_dir, broken)
     weights = broken / "model.safetensors"
     weights.write_bytes(weights.read_bytes()[:1000])
-    code, _, err = run_cli(["infer", tmp_path / "p.png", "--det-model", broken,
-                            "--rec-model", tiny_recognizer_dir], capsys)
+    code, _, err = run_cli(
+        ["infer", tmp_path / "p.png", "--det-model", broken, "--rec-model", tiny_recognizer_dir], capsys
+    )
     assert code == 2 and err.count("\n") == 1 and "broken_det" in err and "Traceback" not in err
 
 
@@ -146,14 +170,33 @@ def test_default_model_message_or_run(tmp_path, capsys, monkeypatch):
 
 def test_detect_crops_then_recognize(tmp_path, tiny_detector_dir, tiny_recognizer_dir, capsys):
     Image.fromarray(page_image()).save(tmp_path / "p.png")
-    code, _, err = run_cli(["detect", tmp_path / "p.png", "--out", tmp_path / "det", "--crops",
-                            "--det-model", tiny_detector_dir], capsys)
+    code, _, err = run_cli(
+        [
+            "detect",
+            tmp_path / "p.png",
+            "--out",
+            tmp_path / "det",
+            "--crops",
+            "--det-model",
+            tiny_detector_dir,
+        ],
+        capsys,
+    )
     assert code == 0, err
     page = json.loads((tmp_path / "det" / "p.json").read_text())
     manifest = (tmp_path / "det" / "lines.jsonl").read_text().splitlines()
     assert len(manifest) == len(page["lines"]) > 0
-    code, _, err = run_cli(["recognize", tmp_path / "det" / "lines.jsonl", "--out", tmp_path / "preds.jsonl",
-                            "--rec-model", tiny_recognizer_dir], capsys)
+    code, _, err = run_cli(
+        [
+            "recognize",
+            tmp_path / "det" / "lines.jsonl",
+            "--out",
+            tmp_path / "preds.jsonl",
+            "--rec-model",
+            tiny_recognizer_dir,
+        ],
+        capsys,
+    )
     assert code == 0, err
     preds = [json.loads(x) for x in (tmp_path / "preds.jsonl").read_text().splitlines()]
     assert [p["image"] for p in preds] == [json.loads(m)["image"] for m in manifest]

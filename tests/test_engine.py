@@ -19,9 +19,22 @@ HERE = Path(__file__).parent
 
 
 def settings(out, **kw):
-    base = dict(out_dir=str(out), steps=12, batch_size=4, grad_accum=2, lr=1e-2, warmup_steps=3,
-                eval_every=6, save_every=4, log_every=2, ema_decay=0.9, ema_warmup_steps=2,
-                best_metric="mse", best_mode="min", torch_threads=1)
+    base = dict(
+        out_dir=str(out),
+        steps=12,
+        batch_size=4,
+        grad_accum=2,
+        lr=1e-2,
+        warmup_steps=3,
+        eval_every=6,
+        save_every=4,
+        log_every=2,
+        ema_decay=0.9,
+        ema_warmup_steps=2,
+        best_metric="mse",
+        best_mode="min",
+        torch_threads=1,
+    )
     base.update(kw)
     return TrainSettings(**base)
 
@@ -72,11 +85,14 @@ def test_training_reduces_loss_keeps_best_and_writes_outputs(tmp_path):
 def test_killed_run_resumes_to_identical_weights(tmp_path):
     script = [sys.executable, str(HERE / "toy_train_slow.py")]
     subprocess.run([*script, str(tmp_path / "full"), "fresh"], check=True, capture_output=True, timeout=300)
-    run = subprocess.Popen([*script, str(tmp_path / "cut"), "fresh"], stdout=subprocess.DEVNULL,
-                           stderr=subprocess.DEVNULL)
+    run = subprocess.Popen(
+        [*script, str(tmp_path / "cut"), "fresh"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     ckpts = tmp_path / "cut" / "checkpoints"
     deadline = time.time() + 240
-    while time.time() < deadline and (latest_checkpoint(ckpts) is None or latest_checkpoint(ckpts).name < "step-0000008"):
+    while time.time() < deadline and (
+        latest_checkpoint(ckpts) is None or latest_checkpoint(ckpts).name < "step-0000008"
+    ):
         time.sleep(0.05)
     run.send_signal(signal.SIGKILL)
     run.wait()
@@ -106,8 +122,17 @@ def test_non_finite_gradient_step_is_skipped(tmp_path):
 @pytest.mark.skipif(sys.platform != "linux", reason="gloo DDP test runs on linux")
 def test_two_process_ddp_ranks_end_identical(tmp_path):
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(HERE)}
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "--master_port", "29517",
-           str(HERE / "ddp_toy_train.py"), str(tmp_path)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--nproc_per_node",
+        "2",
+        "--master_port",
+        "29517",
+        str(HERE / "ddp_toy_train.py"),
+        str(tmp_path),
+    ]
     res = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
     assert res.returncode == 0, res.stderr[-3000:]
     assert "world 2 gloo" in res.stdout

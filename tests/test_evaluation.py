@@ -7,15 +7,40 @@ from ocrkit.evaluation import row_order_text, score_records, score_subset
 
 
 def write_coco(tmp_path, compare="case-sensitive"):
-    coco = {"info": {"compare": compare}, "categories": [{"id": 1, "name": "text_line"}],
-            "images": [{"id": 1, "file_name": "images/p1.jpg", "width": 400, "height": 200}],
-            "annotations": [
-                {"id": 1, "image_id": 1, "category_id": 1, "bbox": [10, 10, 100, 20], "area": 2000, "iscrowd": 0,
-                 "text": "TOTAL"},
-                {"id": 2, "image_id": 1, "category_id": 1, "bbox": [300, 12, 50, 20], "area": 1000, "iscrowd": 0,
-                 "text": "12.50"},
-                {"id": 3, "image_id": 1, "category_id": 1, "bbox": [10, 60, 200, 20], "area": 4000, "iscrowd": 0,
-                 "text": "THANK YOU"}]}
+    coco = {
+        "info": {"compare": compare},
+        "categories": [{"id": 1, "name": "text_line"}],
+        "images": [{"id": 1, "file_name": "images/p1.jpg", "width": 400, "height": 200}],
+        "annotations": [
+            {
+                "id": 1,
+                "image_id": 1,
+                "category_id": 1,
+                "bbox": [10, 10, 100, 20],
+                "area": 2000,
+                "iscrowd": 0,
+                "text": "TOTAL",
+            },
+            {
+                "id": 2,
+                "image_id": 1,
+                "category_id": 1,
+                "bbox": [300, 12, 50, 20],
+                "area": 1000,
+                "iscrowd": 0,
+                "text": "12.50",
+            },
+            {
+                "id": 3,
+                "image_id": 1,
+                "category_id": 1,
+                "bbox": [10, 60, 200, 20],
+                "area": 4000,
+                "iscrowd": 0,
+                "text": "THANK YOU",
+            },
+        ],
+    }
     path = tmp_path / "coco.json"
     path.write_text(json.dumps(coco))
     return path
@@ -29,9 +54,16 @@ def test_row_order_text_groups_rows():
 def test_perfect_page_scores_one(tmp_path):
     gt = write_coco(tmp_path)
     # prediction in a different order, and one row merged differently is still the same row text
-    page = Page("p1.jpg", 400, 200, lines=[Line([10, 60, 210, 80], "THANK YOU", 0.9, 0.9, 1.0),
-                                           Line([300, 12, 350, 32], "12.50", 0.8, 0.8, 1.0),
-                                           Line([10, 10, 110, 30], "TOTAL", 0.7, 0.7, 1.0)])
+    page = Page(
+        "p1.jpg",
+        400,
+        200,
+        lines=[
+            Line([10, 60, 210, 80], "THANK YOU", 0.9, 0.9, 1.0),
+            Line([300, 12, 350, 32], "12.50", 0.8, 0.8, 1.0),
+            Line([10, 10, 110, 30], "TOTAL", 0.7, 0.7, 1.0),
+        ],
+    )
     s = score_subset(gt, {"p1": page})
     assert s["f1"] == 1.0 and s["cer"] == 0.0 and s["bow_f1"] == 1.0 and s["map50"] > 0.99
 
@@ -48,8 +80,10 @@ def test_case_and_missing_lines(tmp_path):
 
 
 def test_score_records():
-    gt = [{"image": "a.png", "text": "Hello world", "subset": "x"},
-          {"image": "b.png", "text": "ABC", "subset": "y", "case_sensitive": False}]
+    gt = [
+        {"image": "a.png", "text": "Hello world", "subset": "x"},
+        {"image": "b.png", "text": "ABC", "subset": "y", "case_sensitive": False},
+    ]
     pred = [{"image": "a.png", "text": "Hello word"}, {"image": "b.png", "text": "abc"}]
     r = score_records(gt, pred)
     assert abs(r["x"]["cer"] - 1 / 11) < 1e-9 and r["x"]["wer"] == 0.5

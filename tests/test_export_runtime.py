@@ -15,6 +15,8 @@ from ocrkit.recognition import load_recognizer
 from ocrkit.runtime import OnnxDetector, OnnxRecognizer
 
 HERE = Path(__file__).parent
+
+
 @pytest.fixture(scope="module")
 def detector_dirs(tiny_detector_dir, tmp_path_factory):
     out = tmp_path_factory.mktemp("det_onnx")
@@ -86,10 +88,23 @@ def test_runtime_works_without_torch(detector_dirs, recognizer_dirs, tmp_path):
         "sys.exit(rc)\n"
     )
     deploy_script = str(HERE.parent / "deploy" / "ocr_onnx.py")
-    res = subprocess.run([sys.executable, "-c", runner, str(HERE), deploy_script,
-                          str(tmp_path / "page.png"), "--models", str(models),
-                          "--out", str(tmp_path / "out")],
-                         capture_output=True, text=True, timeout=300)
+    res = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            runner,
+            str(HERE),
+            deploy_script,
+            str(tmp_path / "page.png"),
+            "--models",
+            str(models),
+            "--out",
+            str(tmp_path / "out"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert res.returncode == 0, res.stderr[-2000:]
     got = json.loads((tmp_path / "out" / "page.json").read_text())
     from ocrkit.pipeline import OCR

@@ -86,10 +86,15 @@ def test_expand_and_pdf_pages(tmp_path):
     sub.mkdir(parents=True)
     save(Image.new("RGB", (50, 40), "white"), sub / "one.png")
     pdf = tmp_path / "pages" / "doc.pdf"
-    Image.new("RGB", (200, 100), "white").save(pdf, save_all=True, append_images=[Image.new("RGB", (100, 200))])
+    Image.new("RGB", (200, 100), "white").save(
+        pdf, save_all=True, append_images=[Image.new("RGB", (100, 200))]
+    )
     (tmp_path / "empty").mkdir()
     files, errors = expand_paths([tmp_path / "pages", tmp_path / "empty", tmp_path / "missing.png"])
-    assert [f.name for f in files] == ["one.png", "doc.pdf"] or sorted(f.name for f in files) == ["doc.pdf", "one.png"]
+    assert [f.name for f in files] == ["one.png", "doc.pdf"] or sorted(f.name for f in files) == [
+        "doc.pdf",
+        "one.png",
+    ]
     assert len(errors) == 2 and "no images" in str(errors[0]) and "missing.png" in str(errors[1])
     pages = list(iter_pages(files))
     stems = sorted(p.stem for p in pages)

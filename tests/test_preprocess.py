@@ -55,7 +55,7 @@ def test_unmap_is_inverse_of_resize_on_real_content():
 def test_letterbox_accepts_modes(image):
     out, geo = letterbox(image, 160, divisor=16)
     assert out.dtype == np.uint8 and out.ndim == 3 and out.shape[2] == 3
-    assert out[:geo.resized_size[1], :geo.resized_size[0]].mean() == pytest.approx(128, abs=1)
+    assert out[: geo.resized_size[1], : geo.resized_size[0]].mean() == pytest.approx(128, abs=1)
 
 
 def test_transparent_rgba_becomes_white_paper():

@@ -40,10 +40,16 @@ def test_receipt_rows_read_item_then_price():
 
 
 def sample_page():
-    return Page(image="p.png", width=800, height=300, lines=[
-        Line([10, 10, 200, 30], "Hello & <world>", 0.9, 0.95, 0.95),
-        Line([250, 11, 300, 29], "12.50", 0.8, 0.9, 0.89),
-        Line([10, 50, 400, 70], "Grüße — ſchön", 0.7, 0.8, 0.875)])
+    return Page(
+        image="p.png",
+        width=800,
+        height=300,
+        lines=[
+            Line([10, 10, 200, 30], "Hello & <world>", 0.9, 0.95, 0.95),
+            Line([250, 11, 300, 29], "12.50", 0.8, 0.9, 0.89),
+            Line([10, 50, 400, 70], "Grüße — ſchön", 0.7, 0.8, 0.875),
+        ],
+    )
 
 
 def test_text_joins_rows_and_json_shape():
@@ -73,6 +79,6 @@ def test_xml_formats_parse_and_carry_the_lines():
 
 def test_write_atomic_leaves_no_temp_files(tmp_path):
     write_atomic(tmp_path / "a" / "x.json", "{}")
-    write_atomic(tmp_path / "a" / "x.json", "{\"b\": 1}")
+    write_atomic(tmp_path / "a" / "x.json", '{"b": 1}')
     assert [p.name for p in (tmp_path / "a").iterdir()] == ["x.json"]
     assert json.loads((tmp_path / "a" / "x.json").read_text()) == {"b": 1}

@@ -58,15 +58,17 @@ def test_dataset_items_and_collate(manifest, tmp_path):
     assert batch["labels"].shape == (3, len(TEXTS[2]) + 1) and (batch["labels"][1] != IGNORE).all()
     assert task.units(batch) == sum(len(TEXTS[i]) + 1 for i in (0, 2, 3))
     # batch padding uses the letterbox pad value (normalised 0 → -1)
-    assert (batch["pixel_values"][0, :, data.padded_shapes()[0][0]:, :] == -1.0).all()
+    assert (batch["pixel_values"][0, :, data.padded_shapes()[0][0] :, :] == -1.0).all()
 
 
 def test_bucketing_reduces_padding_and_is_deterministic():
     rng = np.random.default_rng(0)
     pre = LinePreprocess(longest=512, max_height=64)
     # synthetic mix: 1-70 characters at ~0.55 x height per character, heights 20-60 px
-    sizes = [(int(h), max(8, int(h * 0.55 * n))) for h, n in zip(rng.integers(20, 60, 2000),
-                                                                 rng.integers(1, 70, 2000), strict=True)]
+    sizes = [
+        (int(h), max(8, int(h * 0.55 * n)))
+        for h, n in zip(rng.integers(20, 60, 2000), rng.integers(1, 70, 2000), strict=True)
+    ]
     shapes = [pre.padded_shape(h, w) for h, w in sizes]
     before = padding_fraction(shapes, random_batches(len(shapes), 16, seed=0))
     sampler = AspectRatioBatchSampler(shapes, 16, seed=3)
@@ -110,8 +112,18 @@ def test_param_groups_cover_trainable_params_once(manifest, tmp_path):
 
 def test_train_script_two_steps(manifest, tmp_path):
     out = tmp_path / "run"
-    rc = train_main(["-c", "configs/recognizer/tiny.yaml", "--set", f"data.train={manifest}",
-                     "--set", f"data.val={manifest}", "--set", f"train.out_dir={out}"])
+    rc = train_main(
+        [
+            "-c",
+            "configs/recognizer/tiny.yaml",
+            "--set",
+            f"data.train={manifest}",
+            "--set",
+            f"data.val={manifest}",
+            "--set",
+            f"train.out_dir={out}",
+        ]
+    )
     assert rc == 0
     evals = [json.loads(x) for x in (out / "metrics.jsonl").read_text().splitlines() if "eval" in x]
     assert evals and 0.0 <= evals[-1]["eval"]["cer"]
@@ -136,4 +148,6 @@ def test_auxiliary_ctc_loss_trains_the_encoder_and_is_not_shipped(manifest, tmp_
     cfg.model.ctc_weight = 0.0
     assert float(task.loss(model, batch)) < float(with_ctc)  # the CTC term really is added
     task.save_pretrained(model, tmp_path / "saved")
-    assert not [k for k in load_file(str(tmp_path / "saved" / "model.safetensors")) if k.startswith("ctc_head")]
+    assert not [
+        k for k in load_file(str(tmp_path / "saved" / "model.safetensors")) if k.startswith("ctc_head")
+    ]

@@ -29,7 +29,7 @@ def test_pages_are_valid_coco_and_deterministic(tmp_path, capsys):
             assert w > 1 and h > 1 and x >= 0 and y >= 0
             assert x + w <= image["width"] + 0.5 and y + h <= image["height"] + 0.5
             assert ann["text"].strip() and set(ann["text"]) <= allowed
-            crop = pixels[int(y):int(y + h) + 1, int(x):int(x + w) + 1]
+            crop = pixels[int(y) : int(y + h) + 1, int(x) : int(x + w) + 1]
             assert crop.std() > 3  # the box holds ink, not blank paper
     same = json.loads((tmp_path / "b" / "coco.json").read_text())["annotations"]
     assert [(a["bbox"], a["text"]) for a in same] == [(a["bbox"], a["text"]) for a in anns]

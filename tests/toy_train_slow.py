@@ -18,7 +18,20 @@ class SlowToyTask(ToyTask):
 
 
 out, resume = Path(sys.argv[1]), sys.argv[2] == "resume"
-settings = TrainSettings(out_dir=str(out), steps=12, batch_size=4, grad_accum=2, lr=1e-2, warmup_steps=3,
-                         eval_every=6, save_every=4, log_every=2, ema_decay=0.9, ema_warmup_steps=2,
-                         best_metric="mse", best_mode="min", torch_threads=1)
+settings = TrainSettings(
+    out_dir=str(out),
+    steps=12,
+    batch_size=4,
+    grad_accum=2,
+    lr=1e-2,
+    warmup_steps=3,
+    eval_every=6,
+    save_every=4,
+    log_every=2,
+    ema_decay=0.9,
+    ema_warmup_steps=2,
+    best_metric="mse",
+    best_mode="min",
+    torch_threads=1,
+)
 Trainer(SlowToyTask(), settings, resume=resume).fit()

@@ -32,7 +32,9 @@ def child_ocrkit(args: argparse.Namespace) -> int:
     from ocrkit.io import load_image
     from ocrkit.pipeline import OCR
 
-    det, rec = (Path(args.models) / "detector", Path(args.models) / "recognizer") if args.models else (None, None)
+    det, rec = (
+        (Path(args.models) / "detector", Path(args.models) / "recognizer") if args.models else (None, None)
+    )
     ocr = OCR(det, rec, backend=args.backend, threads=args.threads)
     images = [Path(p) for p in args.images]
     out = Path(args.out)
@@ -54,15 +56,37 @@ def run_engine(engine: str, images: list[Path], out: Path, args: argparse.Namesp
         if backend == "onnx" and not models:
             print(f"skip {engine}: pass --onnx / --onnx-int8 export folders", file=sys.stderr)
             return None
-        cmd = [sys.executable, __file__, "_child", "--backend", backend, "--threads", str(args.threads),
-               "--out", str(out), *(["--models", models] if models else []), *map(str, images)]
+        cmd = [
+            sys.executable,
+            __file__,
+            "_child",
+            "--backend",
+            backend,
+            "--threads",
+            str(args.threads),
+            "--out",
+            str(out),
+            *(["--models", models] if models else []),
+            *map(str, images),
+        ]
     else:
         python = Path(args.peers).expanduser() / PEER_VENVS[engine] / "bin" / "python"
         if not python.exists() or not PEER_SCRIPT.exists():
-            print(f"skip {engine}: {python} not installed (see ../shared/bench/peers/env.md)", file=sys.stderr)
+            print(
+                f"skip {engine}: {python} not installed (see ../shared/bench/peers/env.md)", file=sys.stderr
+            )
             return None
-        cmd = [str(python), str(PEER_SCRIPT), "--engine", engine, "--threads", str(args.threads),
-               "--out", str(out), *map(str, images)]
+        cmd = [
+            str(python),
+            str(PEER_SCRIPT),
+            "--engine",
+            engine,
+            "--threads",
+            str(args.threads),
+            "--out",
+            str(out),
+            *map(str, images),
+        ]
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     res = subprocess.run(cmd, env=env, capture_output=True, text=True)
     if res.returncode != 0:
@@ -76,7 +100,9 @@ def cmd_pages(args: argparse.Namespace) -> int:
     from ocrkit.evaluation import load_coco, read_prediction_dir, score_subset
 
     src = Path(args.pages)
-    coco_path = src if src.suffix == ".json" else (src / "coco.json" if (src / "coco.json").is_file() else None)
+    coco_path = (
+        src if src.suffix == ".json" else (src / "coco.json" if (src / "coco.json").is_file() else None)
+    )
     if coco_path:
         images = [coco_path.parent / im["file_name"] for im in load_coco(coco_path).dataset["images"]]
     else:
@@ -90,8 +116,12 @@ def cmd_pages(args: argparse.Namespace) -> int:
             continue
         pages = read_prediction_dir(out)
         seconds = [p.seconds for p in pages.values()]
-        row = {"engine": engine, "s_per_page": statistics.median(seconds), "peak_rss_mib": rss,
-               "wall_s": time.perf_counter() - start}
+        row = {
+            "engine": engine,
+            "s_per_page": statistics.median(seconds),
+            "peak_rss_mib": rss,
+            "wall_s": time.perf_counter() - start,
+        }
         if coco_path:
             s = score_subset(coco_path, pages)
             row.update(f1=s["f1"], cer=s["cer"], bow_f1=s["bow_f1"])
@@ -99,15 +129,20 @@ def cmd_pages(args: argparse.Namespace) -> int:
     keys = ["engine", "s_per_page", "peak_rss_mib", "f1", "cer", "bow_f1"]
     print("| " + " | ".join(keys) + " |\n|" + "---|" * len(keys))
     for r in rows:
-        print("| " + " | ".join(f"{r[k]:.3f}" if isinstance(r.get(k), float) else str(r.get(k, "–")) for k in keys)
-              + " |")
+        print(
+            "| "
+            + " | ".join(f"{r[k]:.3f}" if isinstance(r.get(k), float) else str(r.get(k, "–")) for k in keys)
+            + " |"
+        )
     Path(args.work).mkdir(parents=True, exist_ok=True)
     (Path(args.work) / "results.json").write_text(json.dumps(rows, indent=2), encoding="utf-8")
     return 0
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     sub = parser.add_subparsers(dest="cmd", required=True)
     p = sub.add_parser("pages", help="median s/page, peak RSS and accuracy per engine")
     p.add_argument("pages", help="a folder of page images, or a COCO json (or a folder holding coco.json)")

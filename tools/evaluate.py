@@ -1,10 +1,10 @@
 """Score ocrkit (or any tool writing the same JSON) on real data.
 
-  pages: python tools/evaluate.py pages --gt DIR_OR_COCO... [--pred DIR] [--det-model D --rec-model R]
-         per subset: line P/R/F1@0.5, COCO mAP, page CER (row order), bag-of-words F1, s/page.
-         Without --pred, runs ocrkit itself (torch or onnx backend) and scores its pages.
-  rec:   python tools/evaluate.py rec --gt lines.jsonl --pred preds.jsonl
-         per subset: CER and WER (micro), case-insensitive for records with "case_sensitive": false.
+pages: python tools/evaluate.py pages --gt DIR_OR_COCO... [--pred DIR] [--det-model D --rec-model R]
+       per subset: line P/R/F1@0.5, COCO mAP, page CER (row order), bag-of-words F1, s/page.
+       Without --pred, runs ocrkit itself (torch or onnx backend) and scores its pages.
+rec:   python tools/evaluate.py rec --gt lines.jsonl --pred preds.jsonl
+       per subset: CER and WER (micro), case-insensitive for records with "case_sensitive": false.
 """
 
 from __future__ import annotations
@@ -21,8 +21,11 @@ def coco_files(paths: list[str]) -> list[Path]:
     out = []
     for raw in paths:
         p = Path(raw)
-        out.extend(sorted(p.glob("*/coco.json")) + ([p / "coco.json"] if (p / "coco.json").is_file() else [])
-                   if p.is_dir() else [p])
+        out.extend(
+            sorted(p.glob("*/coco.json")) + ([p / "coco.json"] if (p / "coco.json").is_file() else [])
+            if p.is_dir()
+            else [p]
+        )
     return out
 
 
@@ -47,7 +50,11 @@ def print_table(rows: dict[str, dict], keys: list[str]) -> None:
     print("| subset | " + " | ".join(keys) + " |")
     print("|---|" + "---|" * len(keys))
     for name, r in rows.items():
-        print(f"| {name} | " + " | ".join(f"{r[k]:.3f}" if isinstance(r[k], float) else str(r[k]) for k in keys) + " |")
+        print(
+            f"| {name} | "
+            + " | ".join(f"{r[k]:.3f}" if isinstance(r[k], float) else str(r[k]) for k in keys)
+            + " |"
+        )
 
 
 def cmd_pages(args: argparse.Namespace) -> int:
@@ -60,7 +67,9 @@ def cmd_pages(args: argparse.Namespace) -> int:
         else:
             pages = run_ocrkit(coco_path, args)
         results[name] = score_subset(coco_path, pages, name)
-    print_table(results, ["pages", "precision", "recall", "f1", "map", "map50", "cer", "bow_f1", "s_per_page"])
+    print_table(
+        results, ["pages", "precision", "recall", "f1", "map", "map50", "cer", "bow_f1", "s_per_page"]
+    )
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2), encoding="utf-8")
     return 0
@@ -77,7 +86,9 @@ def cmd_rec(args: argparse.Namespace) -> int:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     sub = parser.add_subparsers(dest="cmd", required=True)
     p = sub.add_parser("pages", help="end-to-end page scores against COCO GT with text")
     p.add_argument("--gt", nargs="+", required=True, help="coco.json files, or folders of <subset>/coco.json")

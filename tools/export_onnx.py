@@ -19,7 +19,9 @@ from ocrkit.export.recognizer import export_recognizer
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--det", type=Path, help="detector model folder")
     parser.add_argument("--rec", type=Path, help="recognizer model folder")
     parser.add_argument("--out", type=Path, required=True)

@@ -22,12 +22,17 @@ def ship(src: Path, dst: Path) -> None:
         if f.is_file() and f.suffix != ".safetensors":
             shutil.copy2(f, dst / f.name)
     for weights in src.glob("*.safetensors"):
-        tensors = {k: (v.half() if v.is_floating_point() else v).contiguous() for k, v in load_file(str(weights)).items()}
+        tensors = {
+            k: (v.half() if v.is_floating_point() else v).contiguous()
+            for k, v in load_file(str(weights)).items()
+        }
         save_file(tensors, str(dst / weights.name), metadata={"format": "pt"})
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("src", type=Path)
     parser.add_argument("dst", type=Path)
     args = parser.parse_args()

@@ -36,8 +36,9 @@ class Failures:
         return 0
 
 
-def iter_loaded_pages(paths: list[str], failures: Failures, progress: bool = True
-                      ) -> Iterator[tuple[PageSource, np.ndarray]]:
+def iter_loaded_pages(
+    paths: list[str], failures: Failures, progress: bool = True
+) -> Iterator[tuple[PageSource, np.ndarray]]:
     """Decoded pages of every image/PDF under `paths`; bad inputs are reported and skipped."""
     files, errors = expand_paths(paths)
     for err in errors:

@@ -36,22 +36,37 @@ def run(args: argparse.Namespace) -> int:
         total += 1
         try:
             start = time.perf_counter()
-            (boxes, scores), = detector.predict([image])
+            ((boxes, scores),) = detector.predict([image])
             order = reading_order(boxes)
             boxes, scores = boxes[order], scores[order]
             h, w = image.shape[:2]
-            page = Page(image=str(source.path), page=source.page, width=w, height=h,
-                        seconds=time.perf_counter() - start,
-                        lines=[Line(bbox=[float(v) for v in b], score=float(s), det_score=float(s))
-                               for b, s in zip(boxes, scores, strict=True)])
+            page = Page(
+                image=str(source.path),
+                page=source.page,
+                width=w,
+                height=h,
+                seconds=time.perf_counter() - start,
+                lines=[
+                    Line(bbox=[float(v) for v in b], score=float(s), det_score=float(s))
+                    for b, s in zip(boxes, scores, strict=True)
+                ],
+            )
             write_atomic(output_path(args.out, source, "json"), page.to_json())
             if args.crops:
                 for n, crop in enumerate(crop_lines(image, boxes), 1):
                     rel = f"crops/{source.stem}/line_{n:04d}.png"
                     ok, png = cv2.imencode(".png", cv2.cvtColor(crop, cv2.COLOR_RGB2BGR))
                     write_atomic(args.out / rel, png.tobytes())
-                    manifest.append(json.dumps({"image": rel, "page_image": str(source.path), "page": source.page,
-                                                "bbox": page.lines[n - 1].to_dict()["bbox"]}))
+                    manifest.append(
+                        json.dumps(
+                            {
+                                "image": rel,
+                                "page_image": str(source.path),
+                                "page": source.page,
+                                "bbox": page.lines[n - 1].to_dict()["bbox"],
+                            }
+                        )
+                    )
         except Exception as exc:  # one bad page must not stop the batch
             failures.report(source.path, exc)
     if args.crops:

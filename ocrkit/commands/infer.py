@@ -10,8 +10,14 @@ from ocrkit.commands.common import Failures, iter_loaded_pages, output_path
 from ocrkit.document import Page, write_atomic
 
 FORMATS = ("txt", "json", "hocr", "alto", "page", "overlay")
-EXTENSIONS = {"txt": "txt", "json": "json", "hocr": "hocr", "alto": "alto.xml", "page": "page.xml",
-              "overlay": "overlay.png"}
+EXTENSIONS = {
+    "txt": "txt",
+    "json": "json",
+    "hocr": "hocr",
+    "alto": "alto.xml",
+    "page": "page.xml",
+    "overlay": "overlay.png",
+}
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -32,21 +38,35 @@ def render(page: Page, fmt: str, image) -> str | bytes:
     from ocrkit import formats
     from ocrkit.overlay import overlay_png
 
-    return {"txt": lambda: page.text + "\n", "json": page.to_json, "hocr": lambda: formats.to_hocr(page),
-            "alto": lambda: formats.to_alto(page), "page": lambda: formats.to_page_xml(page),
-            "overlay": lambda: overlay_png(image, page)}[fmt]()
+    return {
+        "txt": lambda: page.text + "\n",
+        "json": page.to_json,
+        "hocr": lambda: formats.to_hocr(page),
+        "alto": lambda: formats.to_alto(page),
+        "page": lambda: formats.to_page_xml(page),
+        "overlay": lambda: overlay_png(image, page),
+    }[fmt]()
 
 
 def run(args: argparse.Namespace) -> int:
     formats = [f.strip() for f in args.format.split(",") if f.strip()]
     unknown = [f for f in formats if f not in FORMATS]
     if unknown:
-        print(f"ocrkit: error: unknown format {unknown[0]!r} (choose from {', '.join(FORMATS)})", file=sys.stderr)
+        print(
+            f"ocrkit: error: unknown format {unknown[0]!r} (choose from {', '.join(FORMATS)})",
+            file=sys.stderr,
+        )
         return 2
     from ocrkit.pipeline import OCR
 
-    ocr = OCR(args.det_model, args.rec_model, backend=args.backend, device=args.device,
-              batch_size=args.batch_size, threads=args.threads)
+    ocr = OCR(
+        args.det_model,
+        args.rec_model,
+        backend=args.backend,
+        device=args.device,
+        batch_size=args.batch_size,
+        threads=args.threads,
+    )
     failures = Failures(args.debug)
     total = 0
     for source, image in iter_loaded_pages(args.paths, failures):

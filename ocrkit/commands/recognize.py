@@ -53,22 +53,29 @@ def read_inputs(paths: list[str], failures: Failures) -> list[tuple[str, Path]]:
 def run(args: argparse.Namespace) -> int:
     from ocrkit.recognition import load_recognizer
 
-    recognizer = load_recognizer(resolve_model(args.rec_model, DEFAULT_RECOGNIZER, "recognizer"), device=args.device)
+    recognizer = load_recognizer(
+        resolve_model(args.rec_model, DEFAULT_RECOGNIZER, "recognizer"), device=args.device
+    )
     failures = Failures(args.debug)
     items = read_inputs(args.paths, failures)
     records: list[str] = []
     chunk = max(1, args.batch_size) * 8  # decode a few batches at a time: bounded memory, good bucketing
     for start in range(0, len(items), chunk):
         loaded = []
-        for value, file in items[start:start + chunk]:
+        for value, file in items[start : start + chunk]:
             try:
                 loaded.append((value, load_image(file)))
             except InputError as exc:
                 failures.report(file, exc)
-        results = recognizer.recognize([img for _, img in loaded], batch_size=args.batch_size) if loaded else []
+        results = (
+            recognizer.recognize([img for _, img in loaded], batch_size=args.batch_size) if loaded else []
+        )
         for (value, _), (text, score) in zip(loaded, results, strict=True):
-            records.append(json.dumps({"image": value, "text": text, "score": round(float(score), 5)},
-                                      ensure_ascii=False))
+            records.append(
+                json.dumps(
+                    {"image": value, "text": text, "score": round(float(score), 5)}, ensure_ascii=False
+                )
+            )
     output = "".join(r + "\n" for r in records)
     if args.out:
         write_atomic(args.out, output)

@@ -10,8 +10,10 @@ from pathlib import Path
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("synth", help="render synthetic pages (COCO) or line crops (lines.jsonl)")
     kinds = p.add_subparsers(dest="what", metavar="pages|lines", required=True)
-    for what, helptext in (("pages", "page images + coco.json (one box per text line, with its text)"),
-                           ("lines", "line crops + lines.jsonl, cut like detector crops")):
+    for what, helptext in (
+        ("pages", "page images + coco.json (one box per text line, with its text)"),
+        ("lines", "line crops + lines.jsonl, cut like detector crops"),
+    ):
         q = kinds.add_parser(what, help=helptext)
         q.add_argument("--n", type=int, required=True, help=f"number of {what}")
         q.add_argument("--out", type=Path, required=True)
@@ -26,7 +28,13 @@ def run(args: argparse.Namespace) -> int:
     from ocrkit.data.synth.generate import generate_lines, generate_pages
 
     generate = generate_pages if args.what == "pages" else generate_lines
-    stats = generate(args.out, args.n, seed=args.seed, workers=args.workers, degrade=not args.clean,
-                     preview_dir=args.preview)
+    stats = generate(
+        args.out,
+        args.n,
+        seed=args.seed,
+        workers=args.workers,
+        degrade=not args.clean,
+        preview_dir=args.preview,
+    )
     print(json.dumps(stats))
     return 0

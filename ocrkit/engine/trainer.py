@@ -120,8 +120,11 @@ class Trainer:
                 epoch += 1
                 continue
             loader = DataLoader(
-                dataset, batch_sampler=batches[skip:], collate_fn=self.task.collate,
-                num_workers=self.s.num_workers, persistent_workers=False,
+                dataset,
+                batch_sampler=batches[skip:],
+                collate_fn=self.task.collate,
+                num_workers=self.s.num_workers,
+                persistent_workers=False,
             )
             skip = 0
             yield from loader
@@ -144,7 +147,9 @@ class Trainer:
         if self.resume:
             last = latest_checkpoint(ckpt_root)
             if last is not None:
-                state, ema_updates = load_checkpoint(last, model, optimizer, scheduler, ema.module if ema else None)
+                state, ema_updates = load_checkpoint(
+                    last, model, optimizer, scheduler, ema.module if ema else None
+                )
                 if ema is not None:
                     ema.updates = ema_updates
                 acc.print(f"resumed from {last} at step {state.step}")
@@ -154,7 +159,9 @@ class Trainer:
         stream = self._micro_batches(dataset, state.step * s.grad_accum)
         if acc.is_main_process:
             self.out.mkdir(parents=True, exist_ok=True)
-            (self.out / "config.json").write_text(json.dumps(self.config, indent=2, default=str), encoding="utf-8")
+            (self.out / "config.json").write_text(
+                json.dumps(self.config, indent=2, default=str), encoding="utf-8"
+            )
         metrics_path = self.out / "metrics.jsonl"
 
         from tqdm.auto import tqdm
@@ -184,8 +191,17 @@ class Trainer:
                 elapsed = time.perf_counter() - window_start
                 lr = optimizer.param_groups[0]["lr"]
                 bar.set_postfix(loss=f"{loss:.4f}", lr=f"{lr:.2e}", it_s=f"{window_steps / elapsed:.2f}")
-                self._log(metrics_path, {"step": state.step, "loss": loss, "lr": lr, "grad_norm": grad_norm,
-                                         "skipped": skipped, "s_per_step": elapsed / window_steps})
+                self._log(
+                    metrics_path,
+                    {
+                        "step": state.step,
+                        "loss": loss,
+                        "lr": lr,
+                        "grad_norm": grad_norm,
+                        "skipped": skipped,
+                        "s_per_step": elapsed / window_steps,
+                    },
+                )
                 window_start, window_steps = time.perf_counter(), 0
             final = state.step == s.steps
             if s.eval_every and (state.step % s.eval_every == 0 or final):
@@ -193,8 +209,15 @@ class Trainer:
             if final or (s.save_every and state.step % s.save_every == 0):
                 acc.wait_for_everyone()
                 if acc.is_main_process:
-                    save_checkpoint(ckpt_root, acc.unwrap_model(model), optimizer, scheduler, state,
-                                    ema.module if ema else None, ema.updates if ema else 0)
+                    save_checkpoint(
+                        ckpt_root,
+                        acc.unwrap_model(model),
+                        optimizer,
+                        scheduler,
+                        state,
+                        ema.module if ema else None,
+                        ema.updates if ema else 0,
+                    )
                 acc.wait_for_everyone()
         bar.close()
         if acc.is_main_process:
@@ -212,7 +235,9 @@ class Trainer:
         max_norm = self.s.clip_grad_norm if self.s.clip_grad_norm > 0 else float("inf")
         return float(torch.nn.utils.clip_grad_norm_(params, max_norm))
 
-    def _evaluate(self, model: torch.nn.Module, ema: ModelEma | None, state: TrainerState, path: Path) -> None:
+    def _evaluate(
+        self, model: torch.nn.Module, ema: ModelEma | None, state: TrainerState, path: Path
+    ) -> None:
         acc = self.accelerator
         acc.wait_for_everyone()
         if acc.is_main_process:
@@ -229,7 +254,8 @@ class Trainer:
             if key and key in metrics:
                 value = metrics[key]
                 better = state.best_value is None or (
-                    value > state.best_value if self.s.best_mode == "max" else value < state.best_value)
+                    value > state.best_value if self.s.best_mode == "max" else value < state.best_value
+                )
                 if better:
                     state.best_value, state.best_step = value, state.step
                     self.task.save_pretrained(net, self.out / "best")

@@ -62,13 +62,21 @@ def export_detector(model_dir: str | Path, out_dir: str | Path) -> Path:
     out_dir.mkdir(parents=True, exist_ok=True)
     target = out_dir / ONNX_NAME
     with torch.no_grad():
-        torch.onnx.export(wrapper, (dummy,), str(target), opset_version=OPSET, dynamo=False,
-                          input_names=["pixel_values"], output_names=["boxes", "scores"],
-                          dynamic_axes={"boxes": {0: "lines"}, "scores": {0: "lines"}})
+        torch.onnx.export(
+            wrapper,
+            (dummy,),
+            str(target),
+            opset_version=OPSET,
+            dynamo=False,
+            input_names=["pixel_values"],
+            output_names=["boxes", "scores"],
+            dynamic_axes={"boxes": {0: "lines"}, "scores": {0: "lines"}},
+        )
     # the legacy exporter restores the wrapper's previous mode and can leave the HF model in train mode
     wrapper.eval()
     detector.model.eval()
     settings = json.loads((model_dir / "ocrkit.json").read_text(encoding="utf-8"))
-    (out_dir / "ocrkit.json").write_text(json.dumps({**settings, "onnx": ONNX_NAME}, indent=2), encoding="utf-8")
+    (out_dir / "ocrkit.json").write_text(
+        json.dumps({**settings, "onnx": ONNX_NAME}, indent=2), encoding="utf-8"
+    )
     return target
-

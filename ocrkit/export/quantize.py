@@ -14,8 +14,12 @@ def quantize_folder(src: Path, dst: Path) -> Path:
     for f in src.iterdir():
         if f.suffix == ".onnx":
             # MatMul/Gemm only: quantizing convolutions costs D-FINE accuracy for little speed on CPU
-            quantize_dynamic(str(f), str(dst / f.name), weight_type=QuantType.QInt8,
-                             op_types_to_quantize=["MatMul", "Gemm"])
+            quantize_dynamic(
+                str(f),
+                str(dst / f.name),
+                weight_type=QuantType.QInt8,
+                op_types_to_quantize=["MatMul", "Gemm"],
+            )
         elif f.is_file():
             shutil.copy2(f, dst / f.name)
     return dst

@@ -33,8 +33,14 @@ def export_recognizer(model_dir: str | Path, out_dir: str | Path) -> Path:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         # without interpolate_pos_encoding the encoder graph bakes in the 384x384 position grid
-        main_export(str(model_dir), str(out_dir), task="image-to-text-with-past", opset=OPSET, device="cpu",
-                    model_kwargs={"interpolate_pos_encoding": True})
+        main_export(
+            str(model_dir),
+            str(out_dir),
+            task="image-to-text-with-past",
+            opset=OPSET,
+            device="cpu",
+            model_kwargs={"interpolate_pos_encoding": True},
+        )
     make_encoder_length_dynamic(out_dir / ENCODER)
     (out_dir / "decoder_model_merged.onnx").unlink(missing_ok=True)  # the runtime uses the two decoders
     shutil.copy2(model_dir / "ocrkit.json", out_dir / "ocrkit.json")

@@ -21,11 +21,18 @@ def add_ctc_head(model: torch.nn.Module, vocab_size: int) -> None:
     setattr(model, HEAD, torch.nn.Linear(model.encoder.config.hidden_size, vocab_size))
 
 
-def ctc_loss(model: torch.nn.Module, encoder_states: torch.Tensor, pixel_shape: tuple[int, int],
-             labels: torch.Tensor, eos_id: int, blank_id: int, ignore: int = -100) -> torch.Tensor:
+def ctc_loss(
+    model: torch.nn.Module,
+    encoder_states: torch.Tensor,
+    pixel_shape: tuple[int, int],
+    labels: torch.Tensor,
+    eos_id: int,
+    blank_id: int,
+    ignore: int = -100,
+) -> torch.Tensor:
     """Summed CTC loss over the batch; targets are the label characters without </s>."""
     height, width = pixel_shape[0] // 16, pixel_shape[1] // 16
-    patches = encoder_states[:, -height * width:, :]  # drop the CLS token
+    patches = encoder_states[:, -height * width :, :]  # drop the CLS token
     batch = patches.shape[0]
     columns = patches.reshape(batch, height, width, -1).transpose(1, 2).reshape(batch, width * height, -1)
     log_probs = F.log_softmax(getattr(model, HEAD)(columns).float(), dim=-1).transpose(0, 1)
@@ -33,5 +40,6 @@ def ctc_loss(model: torch.nn.Module, encoder_states: torch.Tensor, pixel_shape: 
     targets = labels[keep]
     target_lengths = keep.sum(1)
     input_lengths = torch.full((batch,), width * height, dtype=torch.long)
-    return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=blank_id, reduction="sum",
-                      zero_infinity=True)
+    return F.ctc_loss(
+        log_probs, targets, input_lengths, target_lengths, blank=blank_id, reduction="sum", zero_infinity=True
+    )

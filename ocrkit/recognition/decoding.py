@@ -36,8 +36,14 @@ def generate(
     budget = max_new_tokens or max_new_tokens_for(pixel_values.shape[-1], model)
     extra = {"early_stopping": True} if num_beams > 1 else {"output_logits": True}
     out = model.generate(
-        pixel_values=pixel_values, interpolate_pos_encoding=True, num_beams=num_beams, do_sample=False,
-        max_new_tokens=budget, return_dict_in_generate=True, output_scores=num_beams > 1, **extra,
+        pixel_values=pixel_values,
+        interpolate_pos_encoding=True,
+        num_beams=num_beams,
+        do_sample=False,
+        max_new_tokens=budget,
+        return_dict_in_generate=True,
+        output_scores=num_beams > 1,
+        **extra,
     )
     model.train(was_training)
     sequences = out.sequences[:, 1:]  # drop the decoder start token

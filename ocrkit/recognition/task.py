@@ -93,7 +93,9 @@ class RecognitionTask:
         cfg = _unwrap(model).config
         decoder_input_ids = shift_tokens_right(labels, cfg.pad_token_id, cfg.decoder_start_token_id)
         pixel_values = batch["pixel_values"].to(device)
-        out = model(pixel_values=pixel_values, decoder_input_ids=decoder_input_ids, interpolate_pos_encoding=True)
+        out = model(
+            pixel_values=pixel_values, decoder_input_ids=decoder_input_ids, interpolate_pos_encoding=True
+        )
         loss = F.cross_entropy(
             out.logits.float().flatten(0, 1),
             labels.flatten(),
@@ -102,8 +104,15 @@ class RecognitionTask:
             label_smoothing=self.config.model.label_smoothing,
         )
         if self.config.model.ctc_weight > 0:
-            aux = ctc_loss(_unwrap(model), out.encoder_last_hidden_state, tuple(pixel_values.shape[-2:]), labels,
-                           cfg.eos_token_id, cfg.pad_token_id, IGNORE)
+            aux = ctc_loss(
+                _unwrap(model),
+                out.encoder_last_hidden_state,
+                tuple(pixel_values.shape[-2:]),
+                labels,
+                cfg.eos_token_id,
+                cfg.pad_token_id,
+                IGNORE,
+            )
             loss = loss + self.config.model.ctc_weight * aux
         return loss
 

@@ -13,6 +13,7 @@ from ocrkit.runtime.recognizer import OnnxRecognizer
 __all__ = ["OnnxDetector", "OnnxRecognizer", "load_onnx_models"]
 
 
-def load_onnx_models(det_dir: str | Path, rec_dir: str | Path, threads: int | None = None,
-                     opt_level: str = "all") -> tuple[OnnxDetector, OnnxRecognizer]:
+def load_onnx_models(
+    det_dir: str | Path, rec_dir: str | Path, threads: int | None = None, opt_level: str = "all"
+) -> tuple[OnnxDetector, OnnxRecognizer]:
     return OnnxDetector(det_dir, threads, opt_level), OnnxRecognizer(rec_dir, threads, opt_level)

@@ -40,7 +40,9 @@ class OnnxRecognizer:
         self.encoder = create_session(folder / "encoder_model.onnx", threads, opt_level)
         self.decoder = create_session(folder / "decoder_model.onnx", threads, opt_level)
         self.decoder_past = create_session(folder / "decoder_with_past_model.onnx", threads, opt_level)
-        self.past_names = [i.name for i in self.decoder_past.get_inputs() if i.name.startswith("past_key_values")]
+        self.past_names = [
+            i.name for i in self.decoder_past.get_inputs() if i.name.startswith("past_key_values")
+        ]
 
     def recognize(self, crops: list[np.ndarray], batch_size: int = 16) -> list[tuple[str, float]]:
         images = [self.prep.apply(c) for c in crops]
@@ -59,7 +61,9 @@ class OnnxRecognizer:
         outputs = self.decoder.run(None, {"input_ids": ids, "encoder_hidden_states": hidden})
         names = [o.name for o in self.decoder.get_outputs()]
         present = dict(zip(names, outputs, strict=True))
-        past = {f"past_key_values{k[len('present'):]}": v for k, v in present.items() if k.startswith("present")}
+        past = {
+            f"past_key_values{k[len('present') :]}": v for k, v in present.items() if k.startswith("present")
+        }
         logits = present["logits"][:, -1]
         tokens: list[list[int]] = [[] for _ in range(n)]
         logprob = np.zeros(n, dtype=np.float64)
@@ -80,7 +84,7 @@ class OnnxRecognizer:
             step = dict(zip([o.name for o in self.decoder_past.get_outputs()], outputs, strict=True))
             for k, v in step.items():
                 if k.startswith("present"):
-                    past[f"past_key_values{k[len('present'):]}"] = v
+                    past[f"past_key_values{k[len('present') :]}"] = v
             logits = step["logits"][:, -1]
         results = []
         for b in range(n):
