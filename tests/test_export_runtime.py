@@ -114,3 +114,18 @@ def test_runtime_works_without_torch(detector_dirs, recognizer_dirs, tmp_path):
     for g, w in zip(got["lines"], want.lines, strict=True):
         assert g["text"] == w.text
         np.testing.assert_allclose(g["bbox"], w.bbox, atol=0.05)
+
+
+def test_detector_graph_handles_pages_with_no_line(tiny_detector_dir, tmp_path):
+    """No query above the threshold (a blank page) must give empty outputs, not an onnxruntime error."""
+    strict = tmp_path / "strict"
+    import shutil
+
+    shutil.copytree(tiny_detector_dir, strict)
+    settings = json.loads((strict / "ocrkit.json").read_text())
+    (strict / "ocrkit.json").write_text(json.dumps({**settings, "score_threshold": 1.01}))
+    export_detector(strict, tmp_path / "onnx")
+    page = np.full((120, 90, 3), 255, np.uint8)
+    (boxes, scores), = OnnxDetector(tmp_path / "onnx").predict([page])
+    (tboxes, _), = load_detector(strict).predict([page])
+    assert boxes.shape == (0, 4) and scores.shape == (0,) and tboxes.shape == (0, 4)

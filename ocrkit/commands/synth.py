@@ -6,6 +6,8 @@ import argparse
 import json
 from pathlib import Path
 
+from ocrkit.errors import OcrkitError
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("synth", help="render synthetic pages (COCO) or line crops (lines.jsonl)")
@@ -21,12 +23,36 @@ def register(sub: argparse._SubParsersAction) -> None:
         q.add_argument("--workers", type=int, default=1, help="processes rendering in parallel")
         q.add_argument("--preview", type=Path, help="also draw boxes/texts of the first items here")
         q.add_argument("--clean", action="store_true", help="no degradations (black text on white)")
+        q.add_argument(
+            "--layouts",
+            help="comma-separated layout weights, e.g. receipt=1,prose=0.5 "
+            "(receipt, prose, table, form, letter, fraktur, handwriting)",
+        )
         q.set_defaults(func=run)
+
+
+def _parse_layouts(spec: str | None) -> dict[str, float] | None:
+    from ocrkit.data.synth.layouts import KINDS
+
+    if not spec:
+        return None
+    weights = {}
+    for item in spec.split(","):
+        name, _, w = item.partition("=")
+        if name.strip() not in KINDS:
+            raise OcrkitError(f"--layouts: unknown layout {name.strip()!r} (known: {', '.join(KINDS)})")
+        try:
+            weights[name.strip()] = float(w or 1)
+        except ValueError as exc:
+            raise OcrkitError(f"--layouts: weight of {name.strip()!r} is not a number: {w!r}") from exc
+    return weights
 
 
 def run(args: argparse.Namespace) -> int:
     from ocrkit.data.synth.generate import generate_lines, generate_pages
 
+    if args.n < 1 or args.workers < 1:
+        raise OcrkitError("--n and --workers must be at least 1")
     generate = generate_pages if args.what == "pages" else generate_lines
     stats = generate(
         args.out,
@@ -34,6 +60,7 @@ def run(args: argparse.Namespace) -> int:
         seed=args.seed,
         workers=args.workers,
         degrade=not args.clean,
+        kinds=_parse_layouts(args.layouts),
         preview_dir=args.preview,
     )
     print(json.dumps(stats))

@@ -32,21 +32,29 @@ class DetectorWithPostprocess(torch.nn.Module):
         scores = out.logits[0].sigmoid().max(dim=-1).values
         scores, idx = scores.topk(min(self.post.top_k, scores.shape[0]))
         cxcywh = out.pred_boxes[0][idx]
-        keep = scores >= self.post.score_threshold
-        scores, cxcywh = scores[keep], cxcywh[keep]
+        # index_select with nonzero() rather than boolean masks: masks on an empty selection export to a
+        # GatherND that onnxruntime rejects when no query passes the threshold (a blank page)
+        keep = torch.nonzero(scores >= self.post.score_threshold).squeeze(1)
+        scores, cxcywh = scores.index_select(0, keep), cxcywh.index_select(0, keep)
+        # a sentinel (zero-size box, score -1) keeps every tensor below non-empty; it suppresses nothing,
+        # ranks last, and is dropped at the end
+        scores = torch.cat([scores, scores.new_full((1,), -1.0)])
+        cxcywh = torch.cat([cxcywh, cxcywh.new_zeros((1, 4))])
         height, width = pixel_values.shape[-2], pixel_values.shape[-1]
         half = cxcywh[:, 2:] / 2
+        # the input size is fixed in the exported graph, so a constant scale is exact
         scale = torch.tensor([width, height, width, height], dtype=scores.dtype)
         xyxy = torch.cat([cxcywh[:, :2] - half, cxcywh[:, :2] + half], dim=1) * scale
         keep = torchvision.ops.nms(xyxy, scores, self.post.nms_iou)  # sorted by decreasing score
-        xyxy, scores = xyxy[keep], scores[keep]
+        xyxy, scores = xyxy.index_select(0, keep), scores.index_select(0, keep)
         lt = torch.maximum(xyxy[:, None, :2], xyxy[None, :, :2])
         rb = torch.minimum(xyxy[:, None, 2:], xyxy[None, :, 2:])
         inter = (rb - lt).clamp(min=0).prod(dim=-1)
         own = (xyxy[:, 2:] - xyxy[:, :2]).clamp(min=0).prod(dim=-1).clamp(min=1e-12)
         higher = torch.ones_like(inter).tril(diagonal=-1) > 0
         contained = ((inter / own[:, None] >= self.post.contain_threshold) & higher).any(dim=1)
-        return xyxy[~contained], scores[~contained]
+        survivors = torch.nonzero(~contained & (scores >= 0)).squeeze(1)
+        return xyxy.index_select(0, survivors), scores.index_select(0, survivors)
 
 
 def export_detector(model_dir: str | Path, out_dir: str | Path) -> Path:

@@ -76,13 +76,15 @@ class Canvas:
         return self.charset & fonts.coverage(font_rel)
 
     def fit(self, text: str, font_rel: str) -> str:
+        if font_rel in fonts.CAPS_ONLY:
+            text = text.upper()
         return fit_text(text, self.allowed(font_rel))
 
     def measure(self, text: str, font_rel: str, size: int) -> float:
         return fonts.load(font_rel, size).getlength(self.fit(text, font_rel))
 
     def render(self, text: str, font_rel: str, size: int, style: Style) -> tuple[np.ndarray, int, int] | None:
-        """Mask of `text` cropped to its ink, and the ink's (left, top) relative to the pen origin/baseline."""
+        """Mask of `text` cropped to its ink, and the ink's (left, top) relative to pen origin/baseline."""
         font = fonts.load(font_rel, size)
         ascent, descent = font.getmetrics()
         pieces: list[tuple[str, float]]  # (string, x advance after it)
@@ -101,27 +103,41 @@ class Canvas:
         x, base = float(pad), pad + ascent + style.baseline_jitter
         for piece, adv in pieces:
             dy = self.rng.normal(0, style.baseline_jitter) if style.baseline_jitter else 0.0
-            draw.text((x, base + dy), piece, font=font, fill=255, anchor="ls",
-                      stroke_width=style.stroke, stroke_fill=255)
+            draw.text(
+                (x, base + dy),
+                piece,
+                font=font,
+                fill=255,
+                anchor="ls",
+                stroke_width=style.stroke,
+                stroke_fill=255,
+            )
             x += adv
         mask = np.asarray(img)
         if style.rotate:
             m = cv2.getRotationMatrix2D((width / 2, height / 2), style.rotate, 1.0)
             mask = cv2.warpAffine(mask, m, (width, height), flags=cv2.INTER_LINEAR)
-        if style.dotmatrix:
-            cell = max(2, round(size / 8))
-            small = cv2.resize(mask, (max(1, width // cell), max(1, height // cell)), interpolation=cv2.INTER_AREA)
-            dots = np.kron((small > 80).astype(np.float32), _dot_disk(cell))
-            mask = np.zeros_like(mask)
-            mask[: dots.shape[0], : dots.shape[1]] = (dots * 255).astype(np.uint8)
+        if style.dotmatrix and size >= 16:  # below that a dot pitch of 3 px no longer reads as letters
+            cell = max(3, round(size / 7))
+            grid = np.tile(_dot_disk(cell), (height // cell + 1, width // cell + 1))[:height, :width]
+            grown = cv2.dilate(mask, np.ones((2, 2), np.uint8))
+            mask = (grown.astype(np.float32) * grid).astype(np.uint8)
         bb = _ink_bbox(mask)
         if bb is None:
             return None
-        l, t, r, b = bb
-        return mask[t:b, l:r], l - pad, t - int(base)
+        left, top, right, bottom = bb
+        return mask[top:bottom, left:right], left - pad, top - int(base)
 
-    def text(self, x: float, baseline: float, text: str, font_rel: str, size: int, align: str = "left",
-             style: Style | None = None) -> tuple[int, int, int, int] | None:
+    def text(
+        self,
+        x: float,
+        baseline: float,
+        text: str,
+        font_rel: str,
+        size: int,
+        align: str = "left",
+        style: Style | None = None,
+    ) -> tuple[int, int, int, int] | None:
         """Draw one line run; `x` is its left, centre or right edge per `align`. Returns the box or None."""
         style = style or Style()
         text = self.fit(text, font_rel)
@@ -156,9 +172,23 @@ class Canvas:
                 return True
         return False
 
+    def trim_height(self, height: float) -> None:
+        """Cut the page below `height` (receipts end where the printing ends), never through a line."""
+        bottom = max((ln.box[3] for ln in self.lines), default=0) + 2
+        self.h = int(min(self.h, max(height, bottom)))
+        self.ink, self.stamp = self.ink[: self.h], self.stamp[: self.h]
+
     # --- distractors (never labelled) -----------------------------------------------------------------
-    def rule(self, x0: float, y0: float, x1: float, y1: float, thickness: int = 1, dash: int = 0,
-             layer: str = "ink") -> None:
+    def rule(
+        self,
+        x0: float,
+        y0: float,
+        x1: float,
+        y1: float,
+        thickness: int = 1,
+        dash: int = 0,
+        layer: str = "ink",
+    ) -> None:
         arr = self.ink if layer == "ink" else self.stamp
         p0, p1 = np.array([x0, y0], float), np.array([x1, y1], float)
         if not dash:
@@ -190,8 +220,13 @@ class Canvas:
         cv2.circle(self.stamp, (int(cx), int(cy)), int(r), 1.0, t)
         cv2.circle(self.stamp, (int(cx), int(cy)), int(r * 0.72), 1.0, max(1, t // 2))
         for a in self.rng.uniform(0, 2 * np.pi, int(self.rng.integers(3, 9))):
-            cv2.line(self.stamp, (int(cx + 0.75 * r * np.cos(a)), int(cy + 0.75 * r * np.sin(a))),
-                     (int(cx + 0.95 * r * np.cos(a)), int(cy + 0.95 * r * np.sin(a))), 1.0, t)
+            cv2.line(
+                self.stamp,
+                (int(cx + 0.75 * r * np.cos(a)), int(cy + 0.75 * r * np.sin(a))),
+                (int(cx + 0.95 * r * np.cos(a)), int(cy + 0.95 * r * np.sin(a))),
+                1.0,
+                t,
+            )
 
     def logo(self, x0: float, y0: float, size: float) -> None:
         """Abstract logo (filled shapes) so detectors learn that dark blobs are not text lines."""
@@ -202,7 +237,9 @@ class Canvas:
             if self.rng.random() < 0.5:
                 cv2.circle(arr, (int(cx), int(cy)), r, 1.0, -1 if self.rng.random() < 0.6 else max(2, r // 6))
             else:
-                pts = (np.array([cx, cy]) + self.rng.uniform(-r, r, (int(self.rng.integers(3, 6)), 2))).astype(np.int32)
+                pts = (
+                    np.array([cx, cy]) + self.rng.uniform(-r, r, (int(self.rng.integers(3, 6)), 2))
+                ).astype(np.int32)
                 cv2.fillPoly(arr, [pts], 1.0)
 
     def scribble(self, x0: float, y0: float, w: float, h: float) -> None:
@@ -217,5 +254,17 @@ class Canvas:
     def checkbox(self, x0: float, y0: float, s: float, ticked: bool) -> None:
         cv2.rectangle(self.ink, (int(x0), int(y0)), (int(x0 + s), int(y0 + s)), 1.0, max(1, int(s / 10)))
         if ticked:
-            cv2.line(self.ink, (int(x0 + 0.2 * s), int(y0 + 0.5 * s)), (int(x0 + 0.45 * s), int(y0 + 0.8 * s)), 1.0, 2)
-            cv2.line(self.ink, (int(x0 + 0.45 * s), int(y0 + 0.8 * s)), (int(x0 + 0.85 * s), int(y0 + 0.15 * s)), 1.0, 2)
+            cv2.line(
+                self.ink,
+                (int(x0 + 0.2 * s), int(y0 + 0.5 * s)),
+                (int(x0 + 0.45 * s), int(y0 + 0.8 * s)),
+                1.0,
+                2,
+            )
+            cv2.line(
+                self.ink,
+                (int(x0 + 0.45 * s), int(y0 + 0.8 * s)),
+                (int(x0 + 0.85 * s), int(y0 + 0.15 * s)),
+                1.0,
+                2,
+            )

@@ -7,7 +7,9 @@ import cv2
 import numpy as np
 
 
-def crop_line(img: np.ndarray, box: tuple[float, float, float, float], rng: np.random.Generator) -> np.ndarray:
+def crop_line(
+    img: np.ndarray, box: tuple[float, float, float, float], rng: np.random.Generator
+) -> np.ndarray:
     x0, y0, x1, y1 = box
     h = y1 - y0
     r = rng.random()
@@ -27,6 +29,8 @@ def crop_line(img: np.ndarray, box: tuple[float, float, float, float], rng: np.r
     if r < 0.45:  # returned 2-D: saved as a grayscale PNG
         return cv2.cvtColor(crop, cv2.COLOR_RGB2GRAY)
     if r < 0.55:
-        _, bw = cv2.threshold(cv2.cvtColor(crop, cv2.COLOR_RGB2GRAY), 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
+        _, bw = cv2.threshold(
+            cv2.cvtColor(crop, cv2.COLOR_RGB2GRAY), 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU
+        )
         return bw
     return crop

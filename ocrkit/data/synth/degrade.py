@@ -1,4 +1,4 @@
-"""Turns a drawn canvas into a scan/photo-like image: paper, ink, bleed-through, geometry, camera/scanner noise.
+"""Turns a drawn canvas into a scan/photo-like image: paper, ink, bleed-through, geometry, camera noise.
 
 Geometry is applied to the image and to every line's ink hull, so boxes stay tight after rotation and
 perspective. Photometric effects come from albumentations (seeded per page for determinism).
@@ -15,21 +15,33 @@ import numpy as np
 from ocrkit.data.synth.canvas import INK_THRESHOLD, Canvas
 from ocrkit.data.synth.layouts import PagePlan
 
-_PAPER = {"white": ((238, 238, 238), 14), "thermal": ((232, 232, 228), 14), "old": ((222, 205, 170), 22),
-          "tinted": ((228, 228, 214), 22)}
-_INK = {"black": ((25, 25, 28), 20), "blue": ((35, 45, 125), 25), "faded": ((85, 85, 90), 30),
-        "brown": ((70, 48, 30), 20)}
+_PAPER = {
+    "white": ((238, 238, 238), 14),
+    "thermal": ((232, 232, 228), 14),
+    "old": ((222, 205, 170), 22),
+    "tinted": ((228, 228, 214), 22),
+}
+_INK = {
+    "black": ((25, 25, 28), 20),
+    "blue": ((35, 45, 125), 25),
+    "faded": ((85, 85, 90), 30),
+    "brown": ((70, 48, 30), 20),
+}
 _STAMP = ((170, 40, 45), (40, 60, 160), (110, 50, 130))
 _BACKGROUND = ((60, 50, 40), (150, 120, 85), (90, 90, 95), (200, 200, 195), (25, 25, 25), (120, 140, 160))
 
 
 def _colour(base: tuple[int, int, int], spread: float, rng: np.random.Generator) -> np.ndarray:
-    return np.clip(np.array(base, np.float32) + rng.uniform(-spread, spread, 3), 0, 255)
+    """Base colour shifted mostly in lightness, only slightly in hue (paper is rarely pink)."""
+    shift = rng.uniform(-spread, spread) + rng.uniform(-spread / 4, spread / 4, 3)
+    return np.clip(np.array(base, np.float32) + shift, 0, 255)
 
 
 def _smooth_noise(h: int, w: int, rng: np.random.Generator, cells: int) -> np.ndarray:
     """Low-frequency noise in [-1, 1]: paper blotches, uneven toner."""
-    small = rng.uniform(-1, 1, (max(2, cells * h // max(h, w)), max(2, cells * w // max(h, w)))).astype(np.float32)
+    small = rng.uniform(-1, 1, (max(2, cells * h // max(h, w)), max(2, cells * w // max(h, w)))).astype(
+        np.float32
+    )
     return cv2.resize(small, (w, h), interpolation=cv2.INTER_CUBIC)
 
 
@@ -39,26 +51,30 @@ def compose(cv: Canvas, plan: PagePlan, rng: np.random.Generator) -> tuple[np.nd
     paper = _colour(*_PAPER[plan.paper], rng)
     if plan.paper == "white" and rng.random() < 0.5:
         paper = np.clip(paper + 12, 0, 255)
-    tex = _smooth_noise(h, w, rng, int(rng.integers(3, 24))) * rng.uniform(2, 14)
-    tex += rng.normal(0, rng.uniform(0.5, 4), (h, w)).astype(np.float32)
-    img = paper[None, None, :] + tex[..., None]
-    if rng.random() < 0.2:  # bleed-through: mirrored ghost of the text, unlabelled
-        ghost = cv2.GaussianBlur(cv.ink[:, ::-1], (0, 0), rng.uniform(1.0, 3.0))
-        ghost = np.roll(ghost, int(rng.integers(-h // 20, h // 20 + 1)), axis=0)
-        img *= (1 - ghost * rng.uniform(0.06, 0.25))[..., None]
+    tex = _smooth_noise(h, w, rng, int(rng.integers(3, 24))) * np.float32(rng.uniform(2, 14))
+    grain = np.empty((h, w), np.float32)
+    cv2.setRNGSeed(int(rng.integers(2**31)))  # OpenCV has its own generator: seed it from ours
+    cv2.randn(grain, 0.0, float(rng.uniform(0.5, 4)))  # much faster than numpy's normal at page size
+    tex += grain
     ink = cv.ink
     if rng.random() < 0.5:
         ink = cv2.GaussianBlur(ink, (0, 0), rng.uniform(0.3, 0.8))
     if rng.random() < 0.4:  # uneven toner / ink density
         ink = ink * np.clip(1 - 0.35 * np.abs(_smooth_noise(h, w, rng, 8)), 0, 1)
+    paper_part = 1.0 - ink
+    if rng.random() < 0.2:  # bleed-through: mirrored ghost of the text, unlabelled
+        ghost = cv2.GaussianBlur(cv.ink[:, ::-1], (0, 0), rng.uniform(1.0, 3.0))
+        ghost = np.roll(ghost, int(rng.integers(-h // 20, h // 20 + 1)), axis=0)
+        paper_part *= 1 - ghost * np.float32(rng.uniform(0.06, 0.25))
     ink_col = _colour(*_INK[plan.ink], rng)
-    img = img * (1 - ink[..., None]) + ink_col[None, None, :] * ink[..., None]
+    tex *= paper_part
+    # per channel: (paper + texture) * paper_part + ink colour * ink, without HxWx3 temporaries
+    channels = [paper_part * np.float32(paper[c]) + tex + ink * np.float32(ink_col[c]) for c in range(3)]
     if cv.stamp.any():
-        sc = np.array(_STAMP[int(rng.integers(len(_STAMP)))], np.float32)
-        if plan.kind == "handwriting":
-            sc = np.array((150, 170, 200), np.float32)  # ruling lines are light blue
-        a = cv.stamp[..., None] * rng.uniform(0.5, 0.85)
-        img = img * (1 - a) + sc * a
+        sc = _STAMP[int(rng.integers(len(_STAMP)))] if plan.kind != "handwriting" else (150, 170, 200)
+        alpha = cv.stamp * np.float32(rng.uniform(0.5, 0.85))
+        channels = [ch * (1 - alpha) + alpha * np.float32(sc[c]) for c, ch in enumerate(channels)]
+    img = cv2.merge(channels)
     return img, paper
 
 
@@ -67,9 +83,14 @@ def _hull(mask: np.ndarray, x0: int, y0: int) -> np.ndarray:
     return (cv2.convexHull(pts).reshape(-1, 2) + (x0, y0)).astype(np.float32)
 
 
-def geometry(img: np.ndarray, cv: Canvas, plan: PagePlan, paper: np.ndarray, rng: np.random.Generator,
-             ) -> tuple[np.ndarray, list[tuple[float, float, float, float]]]:
-    """Rotate (+-2 deg), tilt (perspective) and sometimes lay the page on a background; boxes follow the ink."""
+def geometry(
+    img: np.ndarray,
+    cv: Canvas,
+    plan: PagePlan,
+    paper: np.ndarray,
+    rng: np.random.Generator,
+) -> tuple[np.ndarray, list[tuple[float, float, float, float]]]:
+    """Rotate (+-2 deg), tilt and sometimes lay the page on a background; boxes follow the ink."""
     h, w = img.shape[:2]
     m = np.eye(3)
     if rng.random() < 0.6:
@@ -94,38 +115,62 @@ def geometry(img: np.ndarray, cv: Canvas, plan: PagePlan, paper: np.ndarray, rng
     if on_background:
         bg = _colour(_BACKGROUND[int(rng.integers(len(_BACKGROUND)))], 20, rng)
         base = bg[None, None, :] + _smooth_noise(out_h, out_w, rng, 6)[..., None] * rng.uniform(5, 30)
-        out = cv2.warpPerspective(img, m, (out_w, out_h), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT,
-                                  borderValue=(0, 0, 0))
+        out = cv2.warpPerspective(
+            img,
+            m,
+            (out_w, out_h),
+            flags=cv2.INTER_LINEAR,
+            borderMode=cv2.BORDER_CONSTANT,
+            borderValue=(0, 0, 0),
+        )
         cover = cv2.warpPerspective(np.ones((h, w), np.float32), m, (out_w, out_h), flags=cv2.INTER_LINEAR)
         out = out + base * (1 - cover[..., None])
     else:
-        out = cv2.warpPerspective(img, m, (out_w, out_h), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT,
-                                  borderValue=tuple(float(v) for v in paper))
+        out = cv2.warpPerspective(
+            img,
+            m,
+            (out_w, out_h),
+            flags=cv2.INTER_LINEAR,
+            borderMode=cv2.BORDER_CONSTANT,
+            borderValue=tuple(float(v) for v in paper),
+        )
     boxes = []
     for hl in hulls:
         p = cv2.perspectiveTransform(hl[None], m)[0]
-        boxes.append((float(p[:, 0].min()), float(p[:, 1].min()), float(p[:, 0].max() + 1), float(p[:, 1].max() + 1)))
+        boxes.append(
+            (float(p[:, 0].min()), float(p[:, 1].min()), float(p[:, 0].max() + 1), float(p[:, 1].max() + 1))
+        )
     return out, boxes
 
 
 @lru_cache(maxsize=1)
 def _photometric() -> A.Compose:
-    return A.Compose([
-        A.Illumination(mode="linear", intensity_range=(0.05, 0.2), effect_type="darken", p=0.25),
-        A.Illumination(mode="corner", intensity_range=(0.05, 0.2), effect_type="darken", p=0.15),
-        A.PlasmaShadow(shadow_intensity_range=(0.1, 0.35), roughness=2.5, p=0.1),
-        A.RandomBrightnessContrast(brightness_limit=(-0.15, 0.1), contrast_limit=(-0.3, 0.15), p=0.5),
-        A.OneOf([
-            A.GaussianBlur(blur_limit=(3, 5), sigma_limit=(0.3, 1.1)),
-            A.MotionBlur(blur_limit=(3, 5)),
-            A.Defocus(radius=(1, 2), alias_blur=(0.1, 0.3)),
-        ], p=0.3),
-        A.Downscale(scale_range=(0.5, 0.9), p=0.2),
-        A.OneOf([A.GaussNoise(std_range=(0.01, 0.06)), A.ISONoise(intensity=(0.05, 0.3)),
-                 A.ShotNoise(scale_range=(0.01, 0.05))], p=0.35),
-        A.ToGray(p=0.2),
-        A.ImageCompression(quality_range=(35, 95), p=0.4),
-    ])
+    return A.Compose(
+        [
+            A.Illumination(mode="linear", intensity_range=(0.05, 0.2), effect_type="darken", p=0.25),
+            A.Illumination(mode="corner", intensity_range=(0.05, 0.2), effect_type="darken", p=0.15),
+            A.PlasmaShadow(shadow_intensity_range=(0.1, 0.35), roughness=2.5, p=0.1),
+            A.RandomBrightnessContrast(brightness_limit=(-0.15, 0.1), contrast_limit=(-0.3, 0.15), p=0.5),
+            A.OneOf(
+                [
+                    A.GaussianBlur(blur_limit=(3, 5), sigma_limit=(0.3, 1.1)),
+                    A.MotionBlur(blur_limit=(3, 5)),
+                    A.Defocus(radius=(1, 2), alias_blur=(0.1, 0.3)),
+                ],
+                p=0.3,
+            ),
+            A.Downscale(scale_range=(0.5, 0.9), p=0.2),
+            A.OneOf(
+                [
+                    A.GaussNoise(std_range=(0.01, 0.06)),
+                    A.ISONoise(intensity=(0.05, 0.3)),
+                ],
+                p=0.35,
+            ),
+            A.ToGray(p=0.2),
+            A.ImageCompression(quality_range=(35, 95), p=0.4),
+        ]
+    )
 
 
 def photometric(img: np.ndarray, rng: np.random.Generator) -> np.ndarray:

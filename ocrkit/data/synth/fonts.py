@@ -71,14 +71,13 @@ STYLES: dict[str, tuple[str, ...]] = {
         "dancingscript/DancingScript-Regular.otf",
         "comic-neue/ComicNeue-Regular.otf",
         "breip/Breip.ttf",
-        "femkeklaver/femkeklaver.ttf",
         "ecolier-court/Ecolier-court.ttf",
-        "joscelyn/Joscelyn-Regular.otf",
         "humor-sans/Humor-Sans.ttf",
     ),
 }
 
 MONO_FILES = frozenset(STYLES["mono"] + STYLES["typewriter"])
+CAPS_ONLY = frozenset({"humor-sans/Humor-Sans.ttf"})  # draws capitals for lower-case code points
 
 
 def pick(style: str, rng: np.random.Generator) -> str:

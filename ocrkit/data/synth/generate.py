@@ -15,7 +15,14 @@ from tqdm import tqdm
 from ocrkit.charset import DEFAULT_CHARSET
 from ocrkit.data.synth.crops import crop_line
 from ocrkit.data.synth.render import item_rng, render_page
-from ocrkit.data.synth.writers import coco_record, draw_line_sheet, draw_preview, write_coco, write_image, write_jsonl
+from ocrkit.data.synth.writers import (
+    coco_record,
+    draw_line_sheet,
+    draw_preview,
+    write_coco,
+    write_image,
+    write_jsonl,
+)
 
 PAGE_STREAM, LINE_STREAM = 0, 1
 MIN_LINE_HEIGHT = 6  # px; thinner boxes make unreadable crops
@@ -38,13 +45,30 @@ def _page_job(job: tuple) -> dict:
     if preview_dir is not None:
         draw_preview(page.image, page.boxes, page.texts, Path(preview_dir) / f"page_{index:06d}.png")
     h, w = page.image.shape[:2]
-    return {"index": index, "file_name": name, "width": w, "height": h, "boxes": page.boxes, "texts": page.texts,
-            "kind": page.kind}
+    return {
+        "index": index,
+        "file_name": name,
+        "width": w,
+        "height": h,
+        "boxes": page.boxes,
+        "texts": page.texts,
+        "kind": page.kind,
+    }
 
 
-def generate_pages(out_dir: str | Path, n: int, seed: int = 0, workers: int = 1, charset: str = DEFAULT_CHARSET,
-                   image_format: str = "jpg", degrade: bool = True, kinds: dict[str, float] | None = None,
-                   preview_dir: str | Path | None = None, preview_count: int = 4, progress: bool = True) -> dict:
+def generate_pages(
+    out_dir: str | Path,
+    n: int,
+    seed: int = 0,
+    workers: int = 1,
+    charset: str = DEFAULT_CHARSET,
+    image_format: str = "jpg",
+    degrade: bool = True,
+    kinds: dict[str, float] | None = None,
+    preview_dir: str | Path | None = None,
+    preview_count: int = 4,
+    progress: bool = True,
+) -> dict:
     """Write out_dir/images/*.{jpg,png} and out_dir/coco.json; returns counts and throughput.
 
     `kinds` reweights layouts (e.g. {"receipt": 1}); `degrade=False` gives clean black-on-white pages.
@@ -53,20 +77,45 @@ def generate_pages(out_dir: str | Path, n: int, seed: int = 0, workers: int = 1,
     (out / "images").mkdir(parents=True, exist_ok=True)
     if preview_dir is not None:
         Path(preview_dir).mkdir(parents=True, exist_ok=True)
-    jobs = [(i, seed, str(out), image_format, charset, degrade, kinds,
-             str(preview_dir) if preview_dir is not None and i < preview_count else None) for i in range(n)]
+    jobs = [
+        (
+            i,
+            seed,
+            str(out),
+            image_format,
+            charset,
+            degrade,
+            kinds,
+            str(preview_dir) if preview_dir is not None and i < preview_count else None,
+        )
+        for i in range(n)
+    ]
     images, anns = [], []
     start = time.perf_counter()
     for rec in tqdm(_ordered_map(_page_job, jobs, workers), total=n, unit="page", disable=not progress):
-        image, a = coco_record(rec["index"] + 1, rec["file_name"], rec["width"], rec["height"], rec["boxes"],
-                               rec["texts"], len(anns) + 1, rec["kind"])
+        image, a = coco_record(
+            rec["index"] + 1,
+            rec["file_name"],
+            rec["width"],
+            rec["height"],
+            rec["boxes"],
+            rec["texts"],
+            len(anns) + 1,
+            rec["kind"],
+        )
         images.append(image)
         anns.extend(a)
     seconds = time.perf_counter() - start
     info = {"description": "ocrkit synthetic pages", "seed": seed, "n": n}
     write_coco(out / "coco.json", images, anns, info)
-    return {"pages": n, "lines": len(anns), "seconds": round(seconds, 2), "pages_per_s": round(n / seconds, 2),
-            "lines_per_page": round(len(anns) / max(1, n), 1), "out": str(out / "coco.json")}
+    return {
+        "pages": n,
+        "lines": len(anns),
+        "seconds": round(seconds, 2),
+        "pages_per_s": round(n / seconds, 2),
+        "lines_per_page": round(len(anns) / max(1, n), 1),
+        "out": str(out / "coco.json"),
+    }
 
 
 def _lines_job(job: tuple) -> list[dict]:
@@ -86,9 +135,19 @@ def _lines_job(job: tuple) -> list[dict]:
     return records
 
 
-def generate_lines(out_dir: str | Path, n: int, seed: int = 0, workers: int = 1, charset: str = DEFAULT_CHARSET,
-                   degrade: bool = True, kinds: dict[str, float] | None = None, per_page: int = 12,
-                   preview_dir: str | Path | None = None, preview_count: int = 24, progress: bool = True) -> dict:
+def generate_lines(
+    out_dir: str | Path,
+    n: int,
+    seed: int = 0,
+    workers: int = 1,
+    charset: str = DEFAULT_CHARSET,
+    degrade: bool = True,
+    kinds: dict[str, float] | None = None,
+    per_page: int = 24,
+    preview_dir: str | Path | None = None,
+    preview_count: int = 24,
+    progress: bool = True,
+) -> dict:
     """Write n line crops to out_dir/images/*.png and out_dir/lines.jsonl; returns counts and throughput.
 
     Pages are rendered in index order and at most `per_page` lines are taken from each, so the result
@@ -102,11 +161,14 @@ def generate_lines(out_dir: str | Path, n: int, seed: int = 0, workers: int = 1,
     with tqdm(total=n, unit="line", disable=not progress) as bar:
         while len(records) < n:
             batch = max(2 * max(1, workers), (n - len(records)) // max(1, int(per_page * 0.8)) + 1)
-            jobs = [(i, seed, str(out), charset, degrade, kinds, per_page) for i in range(next_page, next_page + batch)]
+            jobs = [
+                (i, seed, str(out), charset, degrade, kinds, per_page)
+                for i in range(next_page, next_page + batch)
+            ]
             next_page += batch
             for recs in _ordered_map(_lines_job, jobs, workers):
                 take = recs[: n - len(records)]
-                for rec in recs[len(take):]:  # rendered beyond n: not part of the data set
+                for rec in recs[len(take) :]:  # rendered beyond n: not part of the data set
                     (out / rec["image"]).unlink()
                 records.extend(take)
                 bar.update(len(take))
@@ -119,5 +181,10 @@ def generate_lines(out_dir: str | Path, n: int, seed: int = 0, workers: int = 1,
         sample = records[:preview_count]
         crops = [cv2.cvtColor(cv2.imread(str(out / r["image"])), cv2.COLOR_BGR2RGB) for r in sample]
         draw_line_sheet(crops, [r["text"] for r in sample], Path(preview_dir) / "lines.png")
-    return {"lines": n, "pages_rendered": next_page, "seconds": round(seconds, 2),
-            "lines_per_s": round(n / seconds, 2), "out": str(out / "lines.jsonl")}
+    return {
+        "lines": n,
+        "pages_rendered": next_page,
+        "seconds": round(seconds, 2),
+        "lines_per_s": round(n / seconds, 2),
+        "out": str(out / "lines.jsonl"),
+    }

@@ -29,8 +29,15 @@ class PagePlan:
 
 
 # (layout, weight): receipts dominate because SROIE is the main scored set.
-KINDS = {"receipt": 0.38, "prose": 0.18, "table": 0.08, "form": 0.07, "letter": 0.10, "fraktur": 0.10,
-         "handwriting": 0.09}
+KINDS = {
+    "receipt": 0.38,
+    "prose": 0.18,
+    "table": 0.08,
+    "form": 0.07,
+    "letter": 0.10,
+    "fraktur": 0.10,
+    "handwriting": 0.09,
+}
 
 
 def plan_page(rng: np.random.Generator, kinds: dict[str, float] | None = None) -> PagePlan:
@@ -40,18 +47,25 @@ def plan_page(rng: np.random.Generator, kinds: dict[str, float] | None = None) -
     kind = names[int(rng.choice(len(names), p=p / p.sum()))]
     if kind == "receipt":
         h = int(rng.uniform(1000, 1800))
-        w = int(h / rng.uniform(2.2, 3.5))
-        return PagePlan(kind, w, h, str(rng.choice(["thermal", "white", "tinted"], p=[0.5, 0.35, 0.15])),
-                        str(rng.choice(["black", "faded", "blue"], p=[0.6, 0.32, 0.08])))
+        w = max(420, int(h / rng.uniform(2.2, 3.5)))
+        return PagePlan(
+            kind,
+            w,
+            h,
+            str(rng.choice(["thermal", "white", "tinted"], p=[0.5, 0.35, 0.15])),
+            str(rng.choice(["black", "faded", "blue"], p=[0.6, 0.32, 0.08])),
+        )
     long_side = int(rng.uniform(1100, 1800))
     short = int(long_side / 1.414 * rng.uniform(0.92, 1.06))
     landscape = kind in ("prose", "table") and rng.random() < 0.15
     w, h = (long_side, short) if landscape else (short, long_side)
     paper = {"fraktur": "old", "handwriting": str(rng.choice(["old", "white", "tinted"]))}.get(
-        kind, str(rng.choice(["white", "tinted", "old"], p=[0.65, 0.2, 0.15])))
-    ink = {"handwriting": str(rng.choice(["blue", "black", "brown"], p=[0.45, 0.35, 0.2])),
-           "fraktur": str(rng.choice(["black", "brown", "faded"], p=[0.6, 0.25, 0.15]))}.get(
-        kind, str(rng.choice(["black", "faded", "blue"], p=[0.8, 0.15, 0.05])))
+        kind, str(rng.choice(["white", "tinted", "old"], p=[0.65, 0.2, 0.15]))
+    )
+    ink = {
+        "handwriting": str(rng.choice(["blue", "black", "brown"], p=[0.45, 0.35, 0.2])),
+        "fraktur": str(rng.choice(["black", "brown", "faded"], p=[0.6, 0.25, 0.15])),
+    }.get(kind, str(rng.choice(["black", "faded", "blue"], p=[0.8, 0.15, 0.05])))
     return PagePlan(kind, w, h, paper, ink)
 
 
@@ -91,9 +105,21 @@ def _wrap(cv: Canvas, words: list[str], font_rel: str, size: int, width: float) 
     return lines
 
 
-def _paragraph(cv: Canvas, text: str, font_rel: str, size: int, x0: float, x1: float, y: float,
-               y_max: float, leading: float, align: str = "left", indent: float = 0.0,
-               style: Style | None = None, style_fn=None) -> float:  # noqa: ANN001 - optional per-line style
+def _paragraph(
+    cv: Canvas,
+    text: str,
+    font_rel: str,
+    size: int,
+    x0: float,
+    x1: float,
+    y: float,
+    y_max: float,
+    leading: float,
+    align: str = "left",
+    indent: float = 0.0,
+    style: Style | None = None,
+    style_fn=None,
+) -> float:  # noqa: ANN001 - optional per-line style
     """Wrap and draw a paragraph; returns the y below it. `align` may be "justify"."""
     pitch = size * leading
     lines = _wrap(cv, text.split(), font_rel, size, x1 - x0 - indent)
@@ -154,7 +180,14 @@ def receipt(cv: Canvas, tg: TextGen) -> None:
     def sep() -> None:
         nonlocal y
         if tg.chance(0.75):
-            cv.rule(x0, y + pitch * 0.4, x1, y + pitch * 0.4, max(1, size // 12), dash=int(size * rng.uniform(0.2, 0.5)))
+            cv.rule(
+                x0,
+                y + pitch * 0.4,
+                x1,
+                y + pitch * 0.4,
+                max(1, size // 12),
+                dash=int(size * rng.uniform(0.2, 0.5)),
+            )
             y += pitch * 0.8
         else:
             y += pitch * 0.4
@@ -171,8 +204,27 @@ def receipt(cv: Canvas, tg: TextGen) -> None:
         line(cx, _fit_words(cv, up(tg.receipt_header_line()), font, size, x1 - x0), "center")
         y += pitch
     sep()
-    line(cx, up(tg.choice(("TAX INVOICE", "RECEIPT", "CASH BILL", "Official Receipt", "INVOICE", "SIMPLIFIED TAX INVOICE",
-                            "Rechnung", "Quittung", "Ticket de caisse", "KASSENBON"))), "center", bold)
+    line(
+        cx,
+        up(
+            tg.choice(
+                (
+                    "TAX INVOICE",
+                    "RECEIPT",
+                    "CASH BILL",
+                    "Official Receipt",
+                    "INVOICE",
+                    "SIMPLIFIED TAX INVOICE",
+                    "Rechnung",
+                    "Quittung",
+                    "Ticket de caisse",
+                    "KASSENBON",
+                )
+            )
+        ),
+        "center",
+        bold,
+    )
     y += pitch
     for _ in range(int(rng.integers(1, 4))):
         k, v = tg.receipt_meta()
@@ -200,7 +252,7 @@ def receipt(cv: Canvas, tg: TextGen) -> None:
         if tg.chance(0.5):
             sep()
     two_row = tg.chance(0.35)
-    for _ in range(int(rng.integers(2, 12))):
+    for _ in range(int(rng.integers(2, 22))):
         if y > cv.h * 0.7:
             break
         line(x0, _fit_words(cv, up(tg.item_name()), font, size, name_w if not two_row else x1 - x0))
@@ -230,9 +282,21 @@ def receipt(cv: Canvas, tg: TextGen) -> None:
             break
         r = rng.random()
         if r < 0.5:
-            txt = up(tg.choice(("THANK YOU", "Thank you, please come again", "GOODS SOLD ARE NOT RETURNABLE",
-                                "PLEASE KEEP THIS RECEIPT", "Vielen Dank für Ihren Einkauf", "Merci de votre visite",
-                                "CUSTOMER'S COPY", "*** THANK YOU ***", "Have a nice day!")))
+            txt = up(
+                tg.choice(
+                    (
+                        "THANK YOU",
+                        "Thank you, please come again",
+                        "GOODS SOLD ARE NOT RETURNABLE",
+                        "PLEASE KEEP THIS RECEIPT",
+                        "Vielen Dank für Ihren Einkauf",
+                        "Merci de votre visite",
+                        "CUSTOMER'S COPY",
+                        "*** THANK YOU ***",
+                        "Have a nice day!",
+                    )
+                )
+            )
             line(cx, txt, "center")
         elif r < 0.75:
             line(cx, tg.date() + " " + tg.moment().strftime("%H:%M:%S"), "center")
@@ -242,13 +306,17 @@ def receipt(cv: Canvas, tg: TextGen) -> None:
     if tg.chance(0.4) and y < cv.h * 0.9:
         bw = (x1 - x0) * rng.uniform(0.4, 0.8)
         cv.barcode(cx - bw / 2, y + size * 0.5, bw, size * rng.uniform(2, 4))
+        y += size * 5
+    cv.trim_height(max(y + pitch * rng.uniform(0.5, 4), min(cv.h, cv.w * rng.uniform(1.8, 2.8))))
 
 
 # --- prose -------------------------------------------------------------------------------------------------
 def prose(cv: Canvas, tg: TextGen, font: str | None = None, fraktur: bool = False) -> None:
     rng = tg.rng
     dpi = _dpi(cv)
-    font = font or fonts.pick(str(rng.choice(["serif", "sans", "typewriter", "condensed"], p=[0.5, 0.3, 0.12, 0.08])), rng)
+    font = font or fonts.pick(
+        str(rng.choice(["serif", "sans", "typewriter", "condensed"], p=[0.5, 0.3, 0.12, 0.08])), rng
+    )
     size = _em(cv, rng.uniform(7, 13), dpi)
     leading = rng.uniform(1.05, 1.6)
     m = cv.w * rng.uniform(0.06, 0.14)
@@ -267,13 +335,34 @@ def prose(cv: Canvas, tg: TextGen, font: str | None = None, fraktur: bool = Fals
             y += size
     if tg.chance(0.8):
         ts = _em(cv, rng.uniform(14, 28), dpi)
-        tfont = fonts.pick("serif_bold" if "Serif" in font or "Roman" in font else "sans_bold", rng) \
-            if not fraktur and tg.chance(0.5) else font
+        tfont = (
+            fonts.pick("serif_bold" if "Serif" in font or "Roman" in font else "sans_bold", rng)
+            if not fraktur and tg.chance(0.5)
+            else font
+        )
         spacing = ts * 0.25 if fraktur and tg.chance(0.4) else 0.0
         align = str(rng.choice(["center", "left"], p=[0.6, 0.4]))
-        y = _paragraph(cv, text(tg.heading()), tfont, ts, x0, x1, y, y_max, 1.2,
-                       align, style=Style(char_spacing=spacing)) + ts * 0.6
-    ncols = int(rng.choice([1, 2, 3], p=[0.6, 0.3, 0.1])) if not fraktur else int(rng.choice([1, 2], p=[0.8, 0.2]))
+        y = (
+            _paragraph(
+                cv,
+                text(tg.heading()),
+                tfont,
+                ts,
+                x0,
+                x1,
+                y,
+                y_max,
+                1.2,
+                align,
+                style=Style(char_spacing=spacing),
+            )
+            + ts * 0.6
+        )
+    ncols = (
+        int(rng.choice([1, 2, 3], p=[0.6, 0.3, 0.1]))
+        if not fraktur
+        else int(rng.choice([1, 2], p=[0.8, 0.2]))
+    )
     gap = size * rng.uniform(1.8, 3.5)
     colw = (x1 - x0 - gap * (ncols - 1)) / ncols
     align = str(rng.choice(["left", "justify", "center", "right"], p=[0.45, 0.45, 0.06, 0.04]))
@@ -286,23 +375,53 @@ def prose(cv: Canvas, tg: TextGen, font: str | None = None, fraktur: bool = Fals
             r = rng.random()
             if r < 0.12:
                 hs = int(size * rng.uniform(1.1, 1.5))
-                y = _paragraph(cv, text(tg.heading()), font, hs, cx0, cx0 + colw, y + size * 0.5, y_max, 1.2,
-                               "left", style=Style(stroke=int(tg.chance(0.5)))) + size * 0.3
+                y = (
+                    _paragraph(
+                        cv,
+                        text(tg.heading()),
+                        font,
+                        hs,
+                        cx0,
+                        cx0 + colw,
+                        y + size * 0.5,
+                        y_max,
+                        1.2,
+                        "left",
+                        style=Style(stroke=int(tg.chance(0.5))),
+                    )
+                    + size * 0.3
+                )
             elif r < 0.22:
                 bullet = tg.choice(("•", "-", "–", "*", "1.", "a)", "(i)", "§"))
                 for j in range(int(rng.integers(2, 6))):
                     b = bullet if not bullet[0].isalnum() and bullet != "(i)" else f"{j + 1}."
-                    y = _paragraph(cv, f"{b} {text(tg.sentence(3, 10))}", font, size, cx0 + size, cx0 + colw, y,
-                                   y_max, leading)
+                    y = _paragraph(
+                        cv,
+                        f"{b} {text(tg.sentence(3, 10))}",
+                        font,
+                        size,
+                        cx0 + size,
+                        cx0 + colw,
+                        y,
+                        y_max,
+                        leading,
+                    )
             else:
-                y = _paragraph(cv, text(tg.paragraph()), font, size, cx0, cx0 + colw, y, y_max, leading, align,
-                               indent) + size * leading * rng.uniform(0, 0.8)
+                y = _paragraph(
+                    cv, text(tg.paragraph()), font, size, cx0, cx0 + colw, y, y_max, leading, align, indent
+                ) + size * leading * rng.uniform(0, 0.8)
     if tg.chance(0.6):
         fs = max(MIN_EM_PX, int(size * 0.9))
         pos = str(rng.choice(["center", "right", "left"]))
         xx = {"center": (x0 + x1) / 2, "right": x1, "left": x0}[pos]
-        cv.text(xx, cv.h - cv.h * 0.03, str(int(rng.integers(1, 400))) if not fraktur else tg.fk.word(),
-                font, fs, pos)
+        cv.text(
+            xx,
+            cv.h - cv.h * 0.03,
+            str(int(rng.integers(1, 400))) if not fraktur else tg.fk.word(),
+            font,
+            fs,
+            pos,
+        )
 
 
 def fraktur(cv: Canvas, tg: TextGen) -> None:
@@ -323,8 +442,17 @@ def table(cv: Canvas, tg: TextGen) -> None:
     if tg.chance(0.6):  # sender block left, invoice meta right
         yl = yr = y
         for _ in range(int(rng.integers(2, 5))):
-            yl = _paragraph(cv, tg.choice((tg.fk.company(), tg.fk.street_address(), tg.fk.city(), tg.fk.phone_number())),
-                            font, size, x0, (x0 + x1) / 2 - size * 2, yl, cv.h, 1.3)
+            yl = _paragraph(
+                cv,
+                tg.choice((tg.fk.company(), tg.fk.street_address(), tg.fk.city(), tg.fk.phone_number())),
+                font,
+                size,
+                x0,
+                (x0 + x1) / 2 - size * 2,
+                yl,
+                cv.h,
+                1.3,
+            )
         for _ in range(int(rng.integers(2, 5))):
             k, v = tg.field_label(), tg.field_value()
             cv.text(x1 - (x1 - x0) * 0.3, yr + _ascent(font, size), k, font, size)
@@ -340,8 +468,12 @@ def table(cv: Canvas, tg: TextGen) -> None:
     rows = int(rng.integers(5, 30))
     ruled = tg.chance(0.6)
     pitch = size * rng.uniform(1.4, 2.0)
-    head = [tg.words(1, 3).title() if k == "text" else tg.choice(("Qty", "No.", "Price", "Amount", "Date", "ID", "Code",
-                                                                  "Menge", "Prix", "Total")) for k in kinds]
+    head = [
+        tg.words(1, 3).title()
+        if k == "text"
+        else tg.choice(("Qty", "No.", "Price", "Amount", "Date", "ID", "Code", "Menge", "Prix", "Total"))
+        for k in kinds
+    ]
     for r in range(rows + 1):
         if y + pitch > cv.h * 0.95:
             break
@@ -351,8 +483,13 @@ def table(cv: Canvas, tg: TextGen) -> None:
             if r == 0:
                 val, st = head[c], Style(stroke=1 if size > 13 else 0)
             else:
-                val = {"num": lambda: str(int(rng.integers(0, 5000))), "price": tg.price, "date": tg.date,
-                       "id": tg.ident, "text": lambda: tg.words(1, 4)}[kind]()
+                val = {
+                    "num": lambda: str(int(rng.integers(0, 5000))),
+                    "price": tg.price,
+                    "date": tg.date,
+                    "id": tg.ident,
+                    "text": lambda: tg.words(1, 4),
+                }[kind]()
                 st = Style()
             if tg.chance(0.05) and r > 0:
                 continue  # empty cell
@@ -360,7 +497,15 @@ def table(cv: Canvas, tg: TextGen) -> None:
             if cv.measure(val, font, size) > cw:
                 continue
             right = kind in ("num", "price")
-            cv.text(edges[c + 1] - pad if right else edges[c] + pad, base, val, font, size, "right" if right else "left", st)
+            cv.text(
+                edges[c + 1] - pad if right else edges[c] + pad,
+                base,
+                val,
+                font,
+                size,
+                "right" if right else "left",
+                st,
+            )
         if ruled:
             cv.rule(x0, y + pitch, x1, y + pitch, 1)
         y += pitch
@@ -381,7 +526,10 @@ def form(cv: Canvas, tg: TextGen) -> None:
         s = cv.w * 0.1
         cv.logo(x1 - s, y, s)
     ts = _em(cv, rng.uniform(14, 26), dpi)
-    y = _paragraph(cv, tg.heading(), fonts.pick("sans_bold", rng), ts, x0, x1 - cv.w * 0.12, y, cv.h, 1.2) + ts
+    y = (
+        _paragraph(cv, tg.heading(), fonts.pick("sans_bold", rng), ts, x0, x1 - cv.w * 0.12, y, cv.h, 1.2)
+        + ts
+    )
     hand = fonts.pick("handwriting", rng)
     while y < cv.h * 0.85:
         r = rng.random()
@@ -394,7 +542,14 @@ def form(cv: Canvas, tg: TextGen) -> None:
             if tg.chance(0.7):
                 if tg.chance(0.5):
                     hs = int(size * rng.uniform(1.2, 1.8))
-                    cv.text(vx + size, base, tg.field_value(), hand, hs, style=Style(rotate=float(rng.normal(0, 0.8))))
+                    cv.text(
+                        vx + size,
+                        base,
+                        tg.field_value(),
+                        hand,
+                        hs,
+                        style=Style(rotate=float(rng.normal(0, 0.8))),
+                    )
                 else:
                     cv.text(vx + size * 0.5, base, tg.field_value(), font, size)
             y += size * rng.uniform(2.2, 3.2)
@@ -425,24 +580,86 @@ def letter(cv: Canvas, tg: TextGen) -> None:
     x0, x1, y = m, cv.w - m, cv.h * rng.uniform(0.05, 0.12)
     y_max = cv.h * 0.92
     for _ in range(int(rng.integers(2, 5))):  # sender block
-        y = _paragraph(cv, tg.choice((tg.fk.name(), tg.fk.street_address(), f"{tg.fk.postcode()} {tg.fk.city()}",
-                                      tg.fk.phone_number(), tg.fk.email())), font, size, x0, x1, y, y_max, 1.25)
+        y = _paragraph(
+            cv,
+            tg.choice(
+                (
+                    tg.fk.name(),
+                    tg.fk.street_address(),
+                    f"{tg.fk.postcode()} {tg.fk.city()}",
+                    tg.fk.phone_number(),
+                    tg.fk.email(),
+                )
+            ),
+            font,
+            size,
+            x0,
+            x1,
+            y,
+            y_max,
+            1.25,
+        )
     y += size
     cv.text(x1, y + _ascent(font, size), f"{tg.fk.city()}, {tg.date()}", font, size, "right")
     y += size * 2.5
     for _ in range(int(rng.integers(2, 4))):  # recipient block
-        y = _paragraph(cv, tg.choice((tg.fk.name(), tg.fk.company(), tg.fk.street_address(), tg.fk.city())), font, size,
-                       x0, x1, y, y_max, 1.25)
+        y = _paragraph(
+            cv,
+            tg.choice((tg.fk.name(), tg.fk.company(), tg.fk.street_address(), tg.fk.city())),
+            font,
+            size,
+            x0,
+            x1,
+            y,
+            y_max,
+            1.25,
+        )
     y += size * 2
-    y = _paragraph(cv, tg.choice(("Re: ", "Betreff: ", "Objet : ", "")) + tg.sentence(3, 8).rstrip("."), font, size,
-                   x0, x1, y, y_max, 1.3, style=Style(stroke=1 if size > 14 else 0)) + size
+    y = (
+        _paragraph(
+            cv,
+            tg.choice(("Re: ", "Betreff: ", "Objet : ", "")) + tg.sentence(3, 8).rstrip("."),
+            font,
+            size,
+            x0,
+            x1,
+            y,
+            y_max,
+            1.3,
+            style=Style(stroke=1 if size > 14 else 0),
+        )
+        + size
+    )
     strength = lambda: Style(strength=float(np.clip(rng.normal(0.85, 0.12), 0.45, 1.0)))  # noqa: E731 - uneven typebars
     while y < y_max - size * 6:
-        y = _paragraph(cv, tg.paragraph(), font, size, x0, x1, y, y_max - size * 5, lead,
-                       str(rng.choice(["left", "justify"])), size * 4 if tg.chance(0.3) else 0.0,
-                       style_fn=strength) + size * lead * 0.5
-    y = _paragraph(cv, tg.choice(("Sincerely,", "Mit freundlichen Grüßen", "Cordialement,", "Yours faithfully,")),
-                   font, size, x0, x1, y + size, cv.h, 1.3)
+        y = (
+            _paragraph(
+                cv,
+                tg.paragraph(),
+                font,
+                size,
+                x0,
+                x1,
+                y,
+                y_max - size * 5,
+                lead,
+                str(rng.choice(["left", "justify"])),
+                size * 4 if tg.chance(0.3) else 0.0,
+                style_fn=strength,
+            )
+            + size * lead * 0.5
+        )
+    y = _paragraph(
+        cv,
+        tg.choice(("Sincerely,", "Mit freundlichen Grüßen", "Cordialement,", "Yours faithfully,")),
+        font,
+        size,
+        x0,
+        x1,
+        y + size,
+        cv.h,
+        1.3,
+    )
     cv.scribble(x0, y, cv.w * 0.25, size * 2.5)
     _paragraph(cv, tg.fk.name(), font, size, x0, x1, y + size * 3, cv.h, 1.3)
 
@@ -463,18 +680,41 @@ def handwriting(cv: Canvas, tg: TextGen) -> None:
     drift = float(rng.normal(0, 0.6))
 
     def style() -> Style:
-        return Style(rotate=float(drift + rng.normal(0, 0.5)), baseline_jitter=size * 0.04,
-                     word_extra=float(rng.uniform(0, size * 0.3)), strength=float(rng.uniform(0.7, 1.0)))
+        return Style(
+            rotate=float(drift + rng.normal(0, 0.5)),
+            baseline_jitter=size * 0.04,
+            word_extra=float(rng.uniform(0, size * 0.3)),
+            strength=float(rng.uniform(0.7, 1.0)),
+        )
 
     if tg.chance(0.5):
         cv.text(x1, y + _ascent(font, size), tg.date(), font, size, "right", style())
         y += size * lead * 1.5
     while y < cv.h * 0.85:
-        y = _paragraph(cv, tg.paragraph(1, 4), font, size, x0, x1, y, cv.h * 0.9, lead, "left",
-                       size * 2 if tg.chance(0.5) else 0.0, style_fn=style) + size * lead * rng.uniform(0, 0.6)
+        y = _paragraph(
+            cv,
+            tg.paragraph(1, 4),
+            font,
+            size,
+            x0,
+            x1,
+            y,
+            cv.h * 0.9,
+            lead,
+            "left",
+            size * 2 if tg.chance(0.5) else 0.0,
+            style_fn=style,
+        ) + size * lead * rng.uniform(0, 0.6)
     if tg.chance(0.7):
         cv.scribble(x1 - cv.w * 0.3, min(y, cv.h * 0.88), cv.w * 0.25, size * 2)
 
 
-LAYOUTS = {"receipt": receipt, "prose": prose, "table": table, "form": form, "letter": letter, "fraktur": fraktur,
-           "handwriting": handwriting}
+LAYOUTS = {
+    "receipt": receipt,
+    "prose": prose,
+    "table": table,
+    "form": form,
+    "letter": letter,
+    "fraktur": fraktur,
+    "handwriting": handwriting,
+}

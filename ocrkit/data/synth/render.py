@@ -27,15 +27,23 @@ def item_rng(seed: int, index: int, stream: int) -> np.random.Generator:
     return np.random.default_rng([seed, stream, index])
 
 
-def render_page(rng: np.random.Generator, charset: str = DEFAULT_CHARSET, degrade: bool = True,
-                kinds: dict[str, float] | None = None) -> RenderedPage:
+def render_page(
+    rng: np.random.Generator,
+    charset: str = DEFAULT_CHARSET,
+    degrade: bool = True,
+    kinds: dict[str, float] | None = None,
+) -> RenderedPage:
     plan = layouts.plan_page(rng, kinds)
     cv = Canvas(plan.width, plan.height, rng, charset)
     layouts.draw(plan, cv, TextGen(rng))
     if not degrade:
         img = 255.0 - 255.0 * np.repeat(np.clip(cv.ink + cv.stamp, 0, 1)[..., None], 3, axis=2)
-        return RenderedPage(img.astype(np.uint8), [tuple(map(float, ln.box)) for ln in cv.lines],
-                            [ln.text for ln in cv.lines], plan.kind)
+        return RenderedPage(
+            img.astype(np.uint8),
+            [tuple(map(float, ln.box)) for ln in cv.lines],
+            [ln.text for ln in cv.lines],
+            plan.kind,
+        )
     img, paper = compose(cv, plan, rng)
     img, boxes = geometry(img, cv, plan, paper, rng)
     img = photometric(img, rng)

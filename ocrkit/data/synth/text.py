@@ -14,14 +14,38 @@ from functools import lru_cache
 import numpy as np
 from faker import Faker
 
-LOCALES = ("en_US", "en_GB", "de_DE", "fr_FR", "es_ES", "it_IT", "nl_NL", "pt_PT", "pl_PL", "da_DK")
-LOCALE_WEIGHTS = np.array([0.30, 0.08, 0.20, 0.16, 0.06, 0.05, 0.04, 0.04, 0.04, 0.03])
+# Locales whose Faker word lists are real language (en_GB and pt_PT fall back to Latin lorem ipsum).
+LOCALES = ("en_US", "de_DE", "fr_FR", "es_ES", "it_IT", "nl_NL", "pl_PL", "da_DK")
+LOCALE_WEIGHTS = np.array([0.40, 0.20, 0.18, 0.06, 0.05, 0.04, 0.04, 0.03])
 
 # Fallbacks for characters a font lacks: keep the meaning, never emit an undrawn glyph.
 _FALLBACK = {
-    "ſ": "s", "’": "'", "‘": "'", "‚": ",", "“": '"', "”": '"', "„": '"', "«": '"', "»": '"',
-    "–": "-", "—": "-", "…": "...", "•": "*", "·": ".", "€": "EUR", "£": "GBP", "ß": "ss", "ẞ": "SS",
-    "‹": "<", "›": ">", "′": "'", "″": '"', "№": "No", "ﬁ": "fi", "ﬂ": "fl", "™": "TM",
+    "ſ": "s",
+    "’": "'",
+    "‘": "'",
+    "‚": ",",
+    "“": '"',
+    "”": '"',
+    "„": '"',
+    "«": '"',
+    "»": '"',
+    "–": "-",
+    "—": "-",
+    "…": "...",
+    "•": "*",
+    "·": ".",
+    "€": "EUR",
+    "£": "GBP",
+    "ß": "ss",
+    "ẞ": "SS",
+    "‹": "<",
+    "›": ">",
+    "′": "'",
+    "″": '"',
+    "№": "No",
+    "ﬁ": "fi",
+    "ﬂ": "fl",
+    "™": "TM",
 }
 
 _MALAY_WORDS = (
@@ -35,10 +59,37 @@ _ITEM_WORDS = (
     "PEACOCK YELLOW LEAF ROSE LILY PALM STATIONERY REFILL SET PACK PCS BTL CTN"
 ).split()
 _RECEIPT_KEYS = (
-    "SUBTOTAL", "SUB TOTAL", "TOTAL", "TOTAL (RM)", "TOTAL INCL. GST", "GST 6%", "SST 10%", "SERVICE CHARGE",
-    "ROUNDING", "ROUNDING ADJ", "CASH", "CHANGE", "CHANGE DUE", "DISCOUNT", "NET TOTAL", "TOTAL QTY",
-    "AMOUNT DUE", "PAID", "VISA", "MASTERCARD", "TAX", "VAT 19%", "MwSt 7%", "TVA 20%", "Total", "Cash",
-    "Change", "Subtotal", "Total Sales (Inclusive of GST)", "Total Amount", "Grand Total",
+    "SUBTOTAL",
+    "SUB TOTAL",
+    "TOTAL",
+    "TOTAL (RM)",
+    "TOTAL INCL. GST",
+    "GST 6%",
+    "SST 10%",
+    "SERVICE CHARGE",
+    "ROUNDING",
+    "ROUNDING ADJ",
+    "CASH",
+    "CHANGE",
+    "CHANGE DUE",
+    "DISCOUNT",
+    "NET TOTAL",
+    "TOTAL QTY",
+    "AMOUNT DUE",
+    "PAID",
+    "VISA",
+    "MASTERCARD",
+    "TAX",
+    "VAT 19%",
+    "MwSt 7%",
+    "TVA 20%",
+    "Total",
+    "Cash",
+    "Change",
+    "Subtotal",
+    "Total Sales (Inclusive of GST)",
+    "Total Amount",
+    "Grand Total",
 )
 
 
@@ -100,7 +151,8 @@ class TextGen:
         if kind < 0.4:
             s = self.fk.sentence(nb_words=int(self.rng.integers(2, 6))).rstrip(".")
         elif kind < 0.6:
-            s = f"{self.rng.integers(1, 20)}. {self.fk.sentence(nb_words=int(self.rng.integers(1, 5))).rstrip('.')}"
+            words = self.fk.sentence(nb_words=int(self.rng.integers(1, 5))).rstrip(".")
+            s = f"{self.rng.integers(1, 20)}. {words}"
         elif kind < 0.8:
             s = self.fk.company()
         else:
@@ -131,8 +183,20 @@ class TextGen:
         return datetime.datetime(1966, 1, 1) + datetime.timedelta(seconds=seconds)
 
     def date(self) -> str:
-        fmt = self.choice(("%d/%m/%Y", "%d-%m-%Y", "%Y-%m-%d", "%d.%m.%Y", "%m/%d/%y", "%d %b %Y", "%B %d, %Y",
-                           "%d/%m/%Y %H:%M", "%d-%m-%Y %I:%M:%S %p", "%A, %d %B %Y"))
+        fmt = self.choice(
+            (
+                "%d/%m/%Y",
+                "%d-%m-%Y",
+                "%Y-%m-%d",
+                "%d.%m.%Y",
+                "%m/%d/%y",
+                "%d %b %Y",
+                "%B %d, %Y",
+                "%d/%m/%Y %H:%M",
+                "%d-%m-%Y %I:%M:%S %p",
+                "%A, %d %B %Y",
+            )
+        )
         return self.moment().strftime(fmt)
 
     def ident(self) -> str:
@@ -140,10 +204,14 @@ class TextGen:
         if r < 0.3:
             return "".join(self.choice("0123456789") for _ in range(int(self.rng.integers(6, 13))))
         if r < 0.6:
-            letters = "".join(self.choice("ABCDEFGHJKLMNPQRSTUVWXYZ") for _ in range(int(self.rng.integers(1, 4))))
+            letters = "".join(
+                self.choice("ABCDEFGHJKLMNPQRSTUVWXYZ") for _ in range(int(self.rng.integers(1, 4)))
+            )
             return f"{letters}{self.rng.integers(10, 10**7)}"
         if r < 0.8:
-            return self.fk.bothify(self.choice(("??-####-##", "####-???-###", "#####/##", "INV-######", "#########-X")))
+            return self.fk.bothify(
+                self.choice(("??-####-##", "####-???-###", "#####/##", "INV-######", "#########-X"))
+            )
         return self.fk.iban() if self.chance(0.5) else self.fk.isbn13()
 
     def token(self) -> str:
@@ -177,12 +245,55 @@ class TextGen:
 
     def field_label(self) -> str:
         labels = {
-            "de": ("Name", "Vorname", "Straße", "PLZ / Ort", "Geburtsdatum", "Telefon", "E-Mail", "Datum",
-                   "Unterschrift", "Kundennummer", "Betrag", "Rechnungsnr.", "Bemerkungen"),
-            "fr": ("Nom", "Prénom", "Adresse", "Code postal", "Ville", "Date de naissance", "Téléphone",
-                   "Courriel", "Date", "Signature", "N° client", "Montant", "Objet"),
-        }.get(self.locale[:2], ("Name", "First name", "Address", "City", "ZIP code", "Date of birth", "Phone",
-                                "E-mail", "Date", "Signature", "Customer no.", "Amount", "Reference", "Invoice No."))
+            "de": (
+                "Name",
+                "Vorname",
+                "Straße",
+                "PLZ / Ort",
+                "Geburtsdatum",
+                "Telefon",
+                "E-Mail",
+                "Datum",
+                "Unterschrift",
+                "Kundennummer",
+                "Betrag",
+                "Rechnungsnr.",
+                "Bemerkungen",
+            ),
+            "fr": (
+                "Nom",
+                "Prénom",
+                "Adresse",
+                "Code postal",
+                "Ville",
+                "Date de naissance",
+                "Téléphone",
+                "Courriel",
+                "Date",
+                "Signature",
+                "N° client",
+                "Montant",
+                "Objet",
+            ),
+        }.get(
+            self.locale[:2],
+            (
+                "Name",
+                "First name",
+                "Address",
+                "City",
+                "ZIP code",
+                "Date of birth",
+                "Phone",
+                "E-mail",
+                "Date",
+                "Signature",
+                "Customer no.",
+                "Amount",
+                "Reference",
+                "Invoice No.",
+            ),
+        )
         s = self.choice(labels)
         return s + ":" if self.chance(0.7) else s
 
@@ -191,7 +302,9 @@ class TextGen:
         if self.chance(0.5):
             name = " ".join(self.choice(_MALAY_WORDS) for _ in range(int(self.rng.integers(1, 3))))
             name = f"{self.fk.last_name().upper()} {name}"
-            return name + self.choice(("", " SDN BHD", " SDN. BHD.", " ENTERPRISE", f" ({self.rng.integers(10**5, 10**6)}-X)"))
+            return name + self.choice(
+                ("", " SDN BHD", " SDN. BHD.", " ENTERPRISE", f" ({self.rng.integers(10**5, 10**6)}-X)")
+            )
         return self.fk.company().upper() if self.chance(0.7) else self.fk.company()
 
     def item_name(self) -> str:
@@ -212,17 +325,34 @@ class TextGen:
             self.fk.street_address(),
             f"{self.fk.postcode()} {self.fk.city()}",
             f"TEL: {self.fk.phone_number()}" if self.chance(0.5) else f"Tel {self.fk.phone_number()}",
-            f"GST ID: {self.rng.integers(10**11, 10**12):012d}" if self.chance(0.6) else f"GST REG NO: {self.ident()}",
+            f"GST ID: {self.rng.integers(10**11, 10**12):012d}"
+            if self.chance(0.6)
+            else f"GST REG NO: {self.ident()}",
             f"CO. REG: {self.rng.integers(10**5, 10**7)}-{self.choice('ADHKPTUVWX')}",
             self.fk.email().upper() if self.chance(0.5) else self.fk.url(),
-            f"{self.choice(_MALAY_WORDS)} {self.rng.integers(1, 99)}, {self.choice(_MALAY_WORDS)} {self.choice(_MALAY_WORDS)}",
+            f"{self.choice(_MALAY_WORDS)} {self.rng.integers(1, 99)}, "
+            f"{self.choice(_MALAY_WORDS)} {self.choice(_MALAY_WORDS)}",
         )[kind]
         return s.upper() if self.chance(0.7) else s
 
     def receipt_meta(self) -> tuple[str, str]:
         """A (key, value) pair such as invoice number, cashier, date."""
-        keys = ("Invoice No", "Receipt #", "Bill No", "Doc No", "Cashier", "Counter", "Table", "Date", "Time",
-                "Served by", "Member", "Trans", "Terminal", "Ref")
+        keys = (
+            "Invoice No",
+            "Receipt #",
+            "Bill No",
+            "Doc No",
+            "Cashier",
+            "Counter",
+            "Table",
+            "Date",
+            "Time",
+            "Served by",
+            "Member",
+            "Trans",
+            "Terminal",
+            "Ref",
+        )
         k = self.choice(keys)
         if k == "Date":
             v = self.date()

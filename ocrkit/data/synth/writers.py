@@ -23,15 +23,24 @@ def write_image(path: Path, img: np.ndarray) -> None:
         raise OSError(f"{path}: could not write image")
 
 
-def coco_record(image_id: int, file_name: str, width: int, height: int, boxes, texts, first_ann_id: int,
-                kind: str) -> tuple[dict, list[dict]]:  # noqa: ANN001 - sequences of boxes/texts
+def coco_record(
+    image_id: int, file_name: str, width: int, height: int, boxes, texts, first_ann_id: int, kind: str
+) -> tuple[dict, list[dict]]:  # noqa: ANN001 - sequences of boxes/texts
     image = {"id": image_id, "file_name": file_name, "width": width, "height": height, "layout": kind}
     anns = []
     for k, ((x0, y0, x1, y1), text) in enumerate(zip(boxes, texts, strict=True)):
         w, h = x1 - x0, y1 - y0
-        anns.append({"id": first_ann_id + k, "image_id": image_id, "category_id": CATEGORY["id"],
-                     "bbox": [round(x0, 2), round(y0, 2), round(w, 2), round(h, 2)], "area": round(w * h, 2),
-                     "iscrowd": 0, "text": text})
+        anns.append(
+            {
+                "id": first_ann_id + k,
+                "image_id": image_id,
+                "category_id": CATEGORY["id"],
+                "bbox": [round(x0, 2), round(y0, 2), round(w, 2), round(h, 2)],
+                "area": round(w * h, 2),
+                "iscrowd": 0,
+                "text": text,
+            }
+        )
     return image, anns
 
 
@@ -53,7 +62,7 @@ def draw_preview(img: np.ndarray, boxes, texts, path: Path, max_side: int = 1400
     if scale < 1:
         pil = pil.resize((round(pil.width * scale), round(pil.height * scale)), Image.Resampling.LANCZOS)
     draw = ImageDraw.Draw(pil)
-    font = fonts.load(PREVIEW_FONT, 10)
+    font = fonts.load(PREVIEW_FONT, 9)
     for (x0, y0, x1, y1), text in zip(boxes, texts, strict=True):
         draw.rectangle([x0 * scale, y0 * scale, x1 * scale, y1 * scale], outline=(230, 0, 0), width=1)
         draw.text((x0 * scale, max(0, y0 * scale - 11)), text[:60], fill=(0, 0, 200), font=font)
