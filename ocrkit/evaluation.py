@@ -17,12 +17,12 @@ from pathlib import Path
 
 import numpy as np
 from pycocotools.coco import COCO
-from rapidfuzz.distance import Levenshtein
 
 from ocrkit import boxes as B
 from ocrkit.detection.metrics import LineCounts, coco_map
 from ocrkit.document import Page
 from ocrkit.reading_order import group_rows
+from ocrkit.recognition.metrics import ErrorCounts, edit_distance
 
 
 def row_order_text(boxes: np.ndarray, texts: list[str]) -> str:
@@ -59,7 +59,7 @@ class SubsetScore:
         hyp = row_order_text(pred_boxes, [ln.text for ln in page.lines])
         if not case_sensitive:
             ref, hyp = ref.lower(), hyp.lower()
-        self.edits += Levenshtein.distance(hyp, ref)
+        self.edits += edit_distance(ref, hyp)
         self.ref_chars += len(ref)
         ref_bag, hyp_bag = bag_of_words(ref), bag_of_words(hyp)
         self.words_matched += sum((ref_bag & hyp_bag).values())
@@ -119,24 +119,13 @@ def score_records(gt: list[dict], pred: list[dict]) -> dict[str, dict]:
     A GT line with no prediction counts as read as "" (all its characters are errors).
     """
     predicted = {p["image"]: p.get("text", "") for p in pred}
-    totals: dict[str, list[int]] = {}
+    totals: dict[str, tuple[int, ErrorCounts]] = {}
     for rec in gt:
-        ref, hyp = rec["text"], predicted.get(rec["image"], "")
-        if rec.get("case_sensitive") is False:
-            ref, hyp = ref.lower(), hyp.lower()
-        ref_words, hyp_words = ref.split(), hyp.split()
-        counts = [
-            1,
-            Levenshtein.distance(hyp, ref),
-            len(ref),
-            Levenshtein.distance(hyp_words, ref_words),
-            len(ref_words),
-        ]
-        for key in (rec.get("subset", "all"), "all") if rec.get("subset") else ("all",):
-            acc = totals.setdefault(key, [0, 0, 0, 0, 0])
-            for i, v in enumerate(counts):
-                acc[i] += v
+        for key in dict.fromkeys([rec.get("subset", "all"), "all"]):
+            lines, counts = totals.get(key, (0, ErrorCounts()))
+            counts.add(rec["text"], predicted.get(rec["image"], ""), rec.get("case_sensitive", True))
+            totals[key] = (lines + 1, counts)
     return {
-        k: {"lines": v[0], "cer": v[1] / max(1, v[2]), "wer": v[3] / max(1, v[4])}
-        for k, v in sorted(totals.items(), key=lambda kv: (kv[0] == "all", kv[0]))
+        k: {"lines": n, "cer": c.cer, "wer": c.wer}
+        for k, (n, c) in sorted(totals.items(), key=lambda kv: (kv[0] == "all", kv[0]))
     }

@@ -5,19 +5,9 @@ from pathlib import Path
 
 import pytest
 import torch
+from detection_pages import TINY
 
-TINY_DET = dict(
-    num_queries=30,
-    num_denoising=0,
-    decoder_layers=1,
-    encoder_hidden_dim=32,
-    d_model=32,
-    decoder_in_channels=[32, 32],
-    encoder_ffn_dim=64,
-    decoder_ffn_dim=64,
-    encoder_attention_heads=2,
-    decoder_attention_heads=2,
-)
+TINY_DET = dict(num_queries=30, num_denoising=0, **TINY)
 
 
 @pytest.fixture(scope="session")

@@ -8,6 +8,18 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+# Tiny D-FINE widths for tests: built in a second, same code paths as the real sizes.
+TINY = dict(
+    decoder_layers=1,
+    encoder_hidden_dim=32,
+    d_model=32,
+    decoder_in_channels=[32, 32],
+    encoder_ffn_dim=64,
+    decoder_ffn_dim=64,
+    encoder_attention_heads=2,
+    decoder_attention_heads=2,
+)
+
 
 def make_coco(root: Path, n_images: int = 4, size: tuple[int, int] = (120, 200), seed: int = 0) -> Path:
     """Write `n_images` PNG pages (H, W = size) with 2–4 filled line boxes each + annotations.json."""

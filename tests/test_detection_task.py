@@ -4,7 +4,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from detection_pages import make_coco
+from detection_pages import TINY, make_coco
 
 from ocrkit.config import load_config
 from ocrkit.detection import create_detector, load_detector
@@ -14,16 +14,6 @@ from ocrkit.detection.task import DetectionTask
 from ocrkit.errors import ModelError
 
 ROOT = Path(__file__).parents[1]
-TINY = dict(
-    decoder_layers=1,
-    encoder_hidden_dim=32,
-    d_model=32,
-    decoder_in_channels=[32, 32],
-    encoder_ffn_dim=64,
-    decoder_ffn_dim=64,
-    encoder_attention_heads=2,
-    decoder_attention_heads=2,
-)
 
 
 @pytest.mark.parametrize("arch,size", [("dfine", "n8"), ("dfine", "s"), ("rtdetr", "r18")])

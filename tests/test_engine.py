@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import torch
 from safetensors.torch import load_file
-from toy_task import ToyData, ToyTask
+from toy_task import ToyData, ToyTask, toy_settings
 
 from ocrkit.engine.checkpoint import latest_checkpoint
 from ocrkit.engine.schedule import lr_multiplier
@@ -16,27 +16,6 @@ from ocrkit.engine.settings import TrainSettings
 from ocrkit.engine.trainer import Trainer, accumulate
 
 HERE = Path(__file__).parent
-
-
-def settings(out, **kw):
-    base = dict(
-        out_dir=str(out),
-        steps=12,
-        batch_size=4,
-        grad_accum=2,
-        lr=1e-2,
-        warmup_steps=3,
-        eval_every=6,
-        save_every=4,
-        log_every=2,
-        ema_decay=0.9,
-        ema_warmup_steps=2,
-        best_metric="mse",
-        best_mode="min",
-        torch_threads=1,
-    )
-    base.update(kw)
-    return TrainSettings(**base)
 
 
 def weights(path):
@@ -73,7 +52,7 @@ def test_schedule_warmup_then_cosine():
 
 
 def test_training_reduces_loss_keeps_best_and_writes_outputs(tmp_path):
-    state = Trainer(ToyTask(), settings(tmp_path)).fit()
+    state = Trainer(ToyTask(), toy_settings(tmp_path)).fit()
     assert state.step == 12 and state.best_step in (6, 12)
     lines = (tmp_path / "metrics.jsonl").read_text().splitlines()
     assert any('"eval"' in x for x in lines) and (tmp_path / "curves.png").stat().st_size > 0
@@ -109,7 +88,7 @@ def test_non_finite_gradient_step_is_skipped(tmp_path):
         def loss(self, model, batch):
             return super().loss(model, batch) * float("inf")
 
-    Trainer(Exploding(), settings(tmp_path, steps=2, eval_every=0, ema_decay=0.0)).fit()
+    Trainer(Exploding(), toy_settings(tmp_path, steps=2, eval_every=0, ema_decay=0.0)).fit()
     log = (tmp_path / "metrics.jsonl").read_text()
     assert log.count('"skipped": true') == 2
     torch.manual_seed(0)

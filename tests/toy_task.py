@@ -8,6 +8,8 @@ import torch
 from safetensors.torch import save_model
 from torch.utils.data import Dataset
 
+from ocrkit.engine.settings import TrainSettings
+
 
 class ToyData(Dataset):
     def __init__(self, n: int = 64) -> None:
@@ -60,3 +62,24 @@ class ToyTask:
     def save_pretrained(self, model, out_dir: Path) -> None:
         out_dir.mkdir(parents=True, exist_ok=True)
         save_model(model, str(out_dir / "model.safetensors"))
+
+
+def toy_settings(out: Path, **overrides) -> TrainSettings:
+    """The engine tests' run: 12 steps, accumulation 2, EMA, checkpoints every 4, evaluation every 6."""
+    base = dict(
+        out_dir=str(out),
+        steps=12,
+        batch_size=4,
+        grad_accum=2,
+        lr=1e-2,
+        warmup_steps=3,
+        eval_every=6,
+        save_every=4,
+        log_every=2,
+        ema_decay=0.9,
+        ema_warmup_steps=2,
+        best_metric="mse",
+        best_mode="min",
+        torch_threads=1,
+    )
+    return TrainSettings(**{**base, **overrides})

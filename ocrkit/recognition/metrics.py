@@ -1,7 +1,7 @@
 """Character and word error rates, micro-averaged: total edits / total reference characters (words).
 
-A small dynamic-programming Levenshtein (lines are short: ≤ a few hundred characters), so evaluation
-needs no extra dependency. Texts are NFC-normalised first, so composed and decomposed accents match.
+One edit distance for the whole project (rapidfuzz's Levenshtein, also fast on page-length texts).
+Texts are NFC-normalised first, so composed and decomposed accents match.
 """
 
 from __future__ import annotations
@@ -10,18 +10,12 @@ import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from rapidfuzz.distance import Levenshtein
+
 
 def edit_distance(ref: Sequence, hyp: Sequence) -> int:
-    """Levenshtein distance (unit insert / delete / substitute) between two sequences."""
-    if len(ref) < len(hyp):
-        ref, hyp = hyp, ref
-    previous = list(range(len(hyp) + 1))
-    for i, r in enumerate(ref, 1):
-        current = [i]
-        for j, h in enumerate(hyp, 1):
-            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (r != h)))
-        previous = current
-    return previous[-1]
+    """Levenshtein distance (unit insert / delete / substitute) between two strings or word lists."""
+    return Levenshtein.distance(ref, hyp)
 
 
 def _norm(text: str, case_sensitive: bool) -> str:
