@@ -85,13 +85,21 @@ def load_image(path: str | Path, max_pixels: int = MAX_PIXELS) -> np.ndarray:
         raise InputError(path, f"corrupt or truncated image ({exc})") from None
 
 
-def pdf_page_count(path: Path) -> int:
+def _open_pdf(path: Path):
+    """pypdfium2 document, or an InputError that says why (password-protected PDFs get their own message)."""
     import pypdfium2 as pdfium
+    import pypdfium2.raw as pdfium_c
 
     try:
-        pdf = pdfium.PdfDocument(str(path))
+        return pdfium.PdfDocument(str(path))
     except pdfium.PdfiumError as exc:
+        if getattr(exc, "err_code", None) == pdfium_c.FPDF_ERR_PASSWORD:
+            raise InputError(path, "encrypted PDF (password required); decrypt it first") from None
         raise InputError(path, f"cannot open PDF ({exc})") from None
+
+
+def pdf_page_count(path: Path) -> int:
+    pdf = _open_pdf(path)
     try:
         return len(pdf)
     finally:
@@ -102,10 +110,7 @@ def load_pdf_page(path: Path, page: int, dpi: int = PDF_DPI, max_pixels: int = M
     """Render one PDF page (1-based) to RGB uint8 at `dpi`, scaled down if it would exceed max_pixels."""
     import pypdfium2 as pdfium
 
-    try:
-        pdf = pdfium.PdfDocument(str(path))
-    except pdfium.PdfiumError as exc:
-        raise InputError(path, f"cannot open PDF ({exc})") from None
+    pdf = _open_pdf(path)
     try:
         pdf_page = pdf[page - 1]
         width_pt, height_pt = pdf_page.get_size()

@@ -109,3 +109,19 @@ def test_broken_pdf(tmp_path):
     p.write_bytes(b"%PDF-1.4\n garbage garbage")
     out = list(iter_pages([p]))
     assert len(out) == 1 and isinstance(out[0], InputError) and "bad.pdf" in str(out[0])
+
+
+def test_encrypted_pdf_is_named_and_skipped(tmp_path):
+    pypdf = pytest.importorskip("pypdf")
+    writer = pypdf.PdfWriter()
+    writer.add_blank_page(width=200, height=300)
+    writer.encrypt(user_password="secret", algorithm="RC4-128")
+    locked = tmp_path / "locked.pdf"
+    with locked.open("wb") as f:
+        writer.write(f)
+    good = tmp_path / "good.png"
+    Image.new("RGB", (40, 30), "white").save(good)
+    out = list(iter_pages([locked, good]))
+    errors = [o for o in out if isinstance(o, InputError)]
+    assert len(errors) == 1 and "locked.pdf" in str(errors[0]) and "encrypted" in str(errors[0])
+    assert [o.stem for o in out if not isinstance(o, InputError)] == ["good"]

@@ -1,7 +1,7 @@
 """Speed race on real pages: ocrkit (torch, onnx, onnx-int8) beside the peers, same pages, same machine.
 
   python tools/benchmark.py pages DIR_OR_COCO [--engines ocrkit-torch,ocrkit-onnx,...] [--threads 2]
-         [--onnx OUT] [--onnx-int8 OUT-int8] [--peers ~/.cache/ocr-peers] [--work runs/bench]
+         [--det-model DIR] [--rec-model DIR] [--onnx OUT] [--onnx-int8 OUT-int8] [--peers ~/.cache/ocr-peers] [--work runs/bench]
 
 Each engine runs in its own child process (one process tree), loads its models once, warms up on one
 page, then reads every page once; the table gives median s/page, peak RSS (MiB) and, when the pages
@@ -15,10 +15,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -32,9 +32,10 @@ def child_ocrkit(args: argparse.Namespace) -> int:
     from ocrkit.io import load_image
     from ocrkit.pipeline import OCR
 
-    det, rec = (
-        (Path(args.models) / "detector", Path(args.models) / "recognizer") if args.models else (None, None)
-    )
+    if args.models:
+        det, rec = Path(args.models) / "detector", Path(args.models) / "recognizer"
+    else:
+        det, rec = args.det_model, args.rec_model  # None = the shipped defaults
     ocr = OCR(det, rec, backend=args.backend, threads=args.threads)
     images = [Path(p) for p in args.images]
     out = Path(args.out)
@@ -67,6 +68,8 @@ def run_engine(engine: str, images: list[Path], out: Path, args: argparse.Namesp
             "--out",
             str(out),
             *(["--models", models] if models else []),
+            *(["--det-model", args.det_model] if backend == "torch" and args.det_model else []),
+            *(["--rec-model", args.rec_model] if backend == "torch" and args.rec_model else []),
             *map(str, images),
         ]
     else:
@@ -87,13 +90,15 @@ def run_engine(engine: str, images: list[Path], out: Path, args: argparse.Namesp
             str(out),
             *map(str, images),
         ]
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    res = subprocess.run(cmd, env=env, capture_output=True, text=True)
-    if res.returncode != 0:
-        print(f"{engine} failed:\n{res.stderr[-2000:]}", file=sys.stderr)
-        return None
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    return max(peak, before) / 1024  # ru_maxrss is KiB on Linux; the max over children so far
+    with tempfile.TemporaryFile(mode="w+") as stderr:
+        child = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=stderr, text=True)
+        _, status, usage = os.wait4(child.pid, 0)  # this child's own rusage, not the max over all children
+        child.returncode = os.waitstatus_to_exitcode(status)
+        if child.returncode != 0:
+            stderr.seek(0)
+            print(f"{engine} failed:\n{stderr.read()[-2000:]}", file=sys.stderr)
+            return None
+    return usage.ru_maxrss / 1024  # KiB on Linux
 
 
 def cmd_pages(args: argparse.Namespace) -> int:
@@ -148,6 +153,8 @@ def main() -> int:
     p.add_argument("pages", help="a folder of page images, or a COCO json (or a folder holding coco.json)")
     p.add_argument("--engines", default="ocrkit-torch,ocrkit-onnx,ocrkit-onnx-int8,tesseract,rapidocr3")
     p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--det-model", help="detector folder for ocrkit-torch (default: the shipped one)")
+    p.add_argument("--rec-model", help="recognizer folder for ocrkit-torch (default: the shipped one)")
     p.add_argument("--onnx", help="tools/export_onnx.py output folder (fp32)")
     p.add_argument("--onnx-int8", help="tools/export_onnx.py --quantize int8 output folder")
     p.add_argument("--peers", default=os.environ.get("PEERS", "~/.cache/ocr-peers"))
@@ -157,6 +164,8 @@ def main() -> int:
     c.add_argument("images", nargs="+")
     c.add_argument("--backend", default="torch")
     c.add_argument("--models")
+    c.add_argument("--det-model")
+    c.add_argument("--rec-model")
     c.add_argument("--threads", type=int, default=2)
     c.add_argument("--out", required=True)
     c.set_defaults(func=child_ocrkit)
