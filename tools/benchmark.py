@@ -1,7 +1,8 @@
 """Speed race on real pages: ocrkit (torch, onnx, onnx-int8) beside the peers, same pages, same machine.
 
   python tools/benchmark.py pages DIR_OR_COCO [--engines ocrkit-torch,ocrkit-onnx,...] [--threads 2]
-         [--det-model DIR] [--rec-model DIR] [--onnx OUT] [--onnx-int8 OUT-int8] [--peers ~/.cache/ocr-peers] [--work runs/bench]
+         [--det-model DIR] [--rec-model DIR] [--onnx OUT] [--onnx-int8 OUT-int8]
+         [--peers ~/.cache/ocr-peers] [--work runs/bench]
 
 Each engine runs in its own child process (one process tree), loads its models once, warms up on one
 page, then reads every page once; the table gives median s/page, peak RSS (MiB) and, when the pages

@@ -5,9 +5,16 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
 
 from ocrkit.commands.common import Failures, iter_loaded_pages, output_path
 from ocrkit.document import Page, write_atomic
+from ocrkit.io import PageSource
+
+if TYPE_CHECKING:
+    from ocrkit.pipeline import OCR  # imported lazily in run(): torch loads only when a command needs it
 
 FORMATS = ("txt", "json", "hocr", "alto", "page", "overlay")
 EXTENSIONS = {
@@ -31,6 +38,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--device", default="cpu", help="cpu | cuda | cuda:N (torch backend)")
     p.add_argument("--batch-size", type=int, default=16, help="line crops per recognizer batch")
     p.add_argument("--threads", type=int, help="CPU threads (default: library default)")
+    p.add_argument(
+        "--pages-per-batch", type=int, default=4, help="pages whose lines are recognised together (default 4)"
+    )
     p.set_defaults(func=run)
 
 
@@ -69,10 +79,38 @@ def run(args: argparse.Namespace) -> int:
     )
     failures = Failures(args.debug)
     total = 0
+    group: list[tuple[PageSource, np.ndarray]] = []
     for source, image in iter_loaded_pages(args.paths, failures):
         total += 1
+        group.append((source, image))
+        if len(group) == args.pages_per_batch:
+            _read_and_write(ocr, group, formats, args, failures)
+            group = []
+    _read_and_write(ocr, group, formats, args, failures)
+    return failures.exit_code(max(total, failures.count))
+
+
+def _read_and_write(
+    ocr: OCR,
+    group: list[tuple[PageSource, np.ndarray]],
+    formats: list[str],
+    args: argparse.Namespace,
+    failures: Failures,
+) -> None:
+    """Read a group of pages together (lines batched across pages) and write each page's outputs; if
+    the group fails, pages are retried one by one so the error names the page that caused it."""
+    if not group:
+        return
+    try:
+        pages = ocr.read_arrays(
+            [img for _, img in group], [str(s.path) for s, _ in group], [s.page for s, _ in group]
+        )
+    except Exception:  # noqa: BLE001 - retried page by page below, where the failure is reported
+        pages = [None] * len(group)
+    for (source, image), page in zip(group, pages, strict=True):
         try:
-            page = ocr.read_array(image, name=str(source.path), page=source.page)
+            if page is None:
+                page = ocr.read_array(image, name=str(source.path), page=source.page)
             if args.out is None:
                 sys.stdout.write(page.text + "\n")
                 continue
@@ -80,4 +118,3 @@ def run(args: argparse.Namespace) -> int:
                 write_atomic(output_path(args.out, source, EXTENSIONS[fmt]), render(page, fmt, image))
         except Exception as exc:  # one bad page must not stop the batch
             failures.report(source.path, exc)
-    return failures.exit_code(max(total, failures.count))

@@ -1,0 +1,41 @@
+"""OCR pipeline: lines of several pages recognised together, results in input order."""
+
+import numpy as np
+from PIL import Image
+
+from ocrkit.errors import InputError
+from ocrkit.pipeline import OCR
+from tests.test_cli import page_image
+
+
+def test_pages_read_together_match_pages_read_alone(tiny_detector_dir, tiny_recognizer_dir):
+    # batch_size=1: every line decodes alone, so batch padding cannot change the text and the two
+    # paths must agree exactly; the spy checks that the three pages made a single recognizer call.
+    ocr = OCR(tiny_detector_dir, tiny_recognizer_dir, batch_size=1)
+    images = [page_image(seed=s) for s in range(3)]
+    calls = []
+    recognize = ocr.recognizer.recognize
+
+    def spy(crops, batch_size):
+        calls.append(len(crops))
+        return recognize(crops, batch_size=batch_size)
+
+    ocr.recognizer.recognize = spy
+    together = ocr.read_arrays(images, ["a", "b", "c"], [1, 1, 1])
+    assert calls == [sum(len(p.lines) for p in together)] and calls[0] > 0
+    alone = [ocr.read_array(img, name=name) for img, name in zip(images, "abc", strict=True)]
+    for t, a in zip(together, alone, strict=True):
+        assert t.image == a.image and [x.text for x in t.lines] == [x.text for x in a.lines]
+        np.testing.assert_allclose([x.bbox for x in t.lines], [x.bbox for x in a.lines], atol=1e-3)
+        assert t.seconds > 0
+
+
+def test_read_many_keeps_input_order_around_bad_files(tmp_path, tiny_detector_dir, tiny_recognizer_dir):
+    for name, seed in (("1.png", 0), ("3.png", 1), ("5.png", 2)):
+        Image.fromarray(page_image(seed=seed)).save(tmp_path / name)
+    (tmp_path / "2.png").write_bytes(b"")
+    (tmp_path / "4.png").write_text("not an image")
+    ocr = OCR(tiny_detector_dir, tiny_recognizer_dir)
+    results = list(ocr.read_many(sorted(tmp_path.glob("*.png"))))
+    kinds = ["error" if isinstance(r, InputError) else r.image.rsplit("/", 1)[-1] for r in results]
+    assert kinds == ["1.png", "error", "3.png", "error", "5.png"]
