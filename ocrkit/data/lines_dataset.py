@@ -91,9 +91,14 @@ class LinesDataset(Dataset):
         augment: bool = False,
         max_target_length: int = 160,
         limit: int = 0,
+        max_chars: int = 0,
     ) -> None:
         self.manifest = Path(manifest)
         self.records = read_manifest(manifest)
+        if max_chars:  # a truncated label would teach the decoder to stop while text remains
+            self.records = [r for r in self.records if len(r["text"]) <= max_chars]
+            if not self.records:
+                raise InputError(manifest, f"no line has <= {max_chars} characters (data.max_chars)")
         if limit:
             self.records = self.records[:limit]
         self.tokenizer = tokenizer

@@ -200,6 +200,7 @@ class Trainer:
                         "grad_norm": grad_norm,
                         "skipped": skipped,
                         "s_per_step": elapsed / window_steps,
+                        **self._loss_parts(),
                     },
                 )
                 window_start, window_steps = time.perf_counter(), 0
@@ -227,6 +228,11 @@ class Trainer:
 
     def _shipped(self, model: torch.nn.Module, ema: ModelEma | None) -> torch.nn.Module:
         return ema.module if ema is not None else self.accelerator.unwrap_model(model)
+
+    def _loss_parts(self) -> dict[str, float]:
+        """A task's loss terms since the last log (optional hook `pop_loss_parts`), e.g. CE vs CTC."""
+        pop = getattr(self.task, "pop_loss_parts", None)
+        return pop() if pop is not None else {}
 
     def _grad_norm(self, model: torch.nn.Module) -> float:
         params = [p for p in model.parameters() if p.grad is not None]

@@ -24,6 +24,7 @@ class DataConfig:
     val: str = "data/synth/lines/val/lines.jsonl"  # manifest evaluated every train.eval_every steps
     val_limit: int = 300  # evaluate on the first N validation lines (CPU budget); 0 = all
     eval_batch_size: int = 32  # lines per greedy-decoding batch during evaluation
+    max_chars: int = 0  # >0: skip training lines longer than this (never truncate a label its image shows)
     augment: bool = True  # light scan-like augmentation of training crops
     bucketing: bool = True  # aspect-ratio bucketing batch sampler (False = plain shuffled batches)
     longest: int = 512  # letterbox: long side → this (multiple of 16); also the ViT position grid side

@@ -9,6 +9,7 @@ to diverge or plateau with it; greedy decoding confidence also becomes less mean
 
 from __future__ import annotations
 
+from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +48,7 @@ class RecognitionTask:
         self.tokenizer = _tokenizer_for(m.pretrained)
         self.collator = LineCollator(self.preprocess)
         self._val: LinesDataset | None = None
+        self._parts: defaultdict[str, float] = defaultdict(float)
 
     # -- model and data -------------------------------------------------------------------------------
     def build_model(self) -> VisionEncoderDecoderModel:
@@ -72,6 +74,7 @@ class RecognitionTask:
             self.preprocess,
             augment=self.config.data.augment,
             max_target_length=self.config.model.max_target_length,
+            max_chars=min(self.config.data.max_chars or 10**9, self.config.model.max_target_length - 1),
         )
 
     def collate(self, items: list[dict[str, Any]]) -> dict[str, Any]:
@@ -103,6 +106,9 @@ class RecognitionTask:
             reduction="sum",
             label_smoothing=self.config.model.label_smoothing,
         )
+        units = self.units(batch)
+        self._parts["ce"] += float(loss.detach())
+        self._parts["units"] += units
         if self.config.model.ctc_weight > 0:
             aux = ctc_loss(
                 _unwrap(model),
@@ -113,8 +119,15 @@ class RecognitionTask:
                 cfg.pad_token_id,
                 IGNORE,
             )
+            self._parts["ctc"] += float(aux.detach())
             loss = loss + self.config.model.ctc_weight * aux
         return loss
+
+    def pop_loss_parts(self) -> dict[str, float]:
+        """Per-token cross-entropy (and CTC) since the last call: shows whether the encoder is used yet."""
+        parts, self._parts = self._parts, defaultdict(float)
+        units = parts.pop("units", 0.0)
+        return {f"{k}_per_token": v / units for k, v in parts.items()} if units else {}
 
     def param_groups(self, model: torch.nn.Module, lr: float, weight_decay: float) -> list[dict]:
         """Encoder at lr × backbone_lr_mult; no weight decay on biases, norms, embeddings."""

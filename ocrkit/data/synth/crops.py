@@ -6,6 +6,8 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
+MAX_BITONAL_INK = 0.3  # a binarised line crop with more black than this is unreadable
+
 
 def crop_line(
     img: np.ndarray, box: tuple[float, float, float, float], rng: np.random.Generator
@@ -21,7 +23,7 @@ def crop_line(
         mx, my = rng.uniform(0.3, 1.0, 2) * h, rng.uniform(0.3, 0.7, 2) * h
     cx0, cy0, cx1, cy1 = x0 - mx[0], y0 - my[0], x1 + mx[1], y1 + my[1]
     cw, ch = max(2, int(round(cx1 - cx0))), max(2, int(round(cy1 - cy0)))
-    angle = float(rng.uniform(-1.5, 1.5)) if rng.random() < 0.3 else 0.0
+    angle = float(rng.uniform(-0.5, 0.5)) if rng.random() < 0.3 else 0.0  # larger cuts off long lines' ends
     m = cv2.getRotationMatrix2D(((cx0 + cx1) / 2, (cy0 + cy1) / 2), angle, 1.0)
     m[:, 2] -= (cx0, cy0)
     crop = cv2.warpAffine(img, m, (cw, ch), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
@@ -32,5 +34,7 @@ def crop_line(
         _, bw = cv2.threshold(
             cv2.cvtColor(crop, cv2.COLOR_RGB2GRAY), 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU
         )
-        return bw
+        if (bw < 128).mean() < MAX_BITONAL_INK:  # Otsu on a dark or textured crop gives noise, not text
+            return bw
+        return cv2.cvtColor(crop, cv2.COLOR_RGB2GRAY)
     return crop
