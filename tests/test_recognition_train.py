@@ -61,6 +61,16 @@ def test_dataset_items_and_collate(manifest, tmp_path):
     assert (batch["pixel_values"][0, :, data.padded_shapes()[0][0] :, :] == -1.0).all()
 
 
+def test_max_chars_skips_long_lines_instead_of_truncating(manifest, tmp_path):
+    cfg = tiny_config(manifest, tmp_path)
+    cfg.data.max_chars = 11
+    data = RecognitionTask(cfg).train_dataset()
+    assert sorted(r["text"] for r in data.records) == sorted(t for t in TEXTS if len(t) <= 11)
+    cfg.data.max_chars = 1
+    with pytest.raises(InputError, match="max_chars"):
+        RecognitionTask(cfg).train_dataset()
+
+
 def test_bucketing_reduces_padding_and_is_deterministic():
     rng = np.random.default_rng(0)
     pre = LinePreprocess(longest=512, max_height=64)
@@ -145,6 +155,12 @@ def test_auxiliary_ctc_loss_trains_the_encoder_and_is_not_shipped(manifest, tmp_
     with_ctc.backward()
     assert torch.isfinite(with_ctc) and model.ctc_head.weight.grad.abs().sum() > 0
     assert model.encoder.embeddings.patch_embeddings.projection.weight.grad.abs().sum() > 0
+    parts = task.pop_loss_parts()  # per-token terms for metrics.jsonl, reset after each read
+    units = task.units(batch)
+    assert parts["ce_per_token"] + 0.5 * parts["ctc_per_token"] == pytest.approx(
+        float(with_ctc.detach()) / units
+    )
+    assert task.pop_loss_parts() == {}
     cfg.model.ctc_weight = 0.0
     assert float(task.loss(model, batch)) < float(with_ctc)  # the CTC term really is added
     task.save_pretrained(model, tmp_path / "saved")
