@@ -16,7 +16,6 @@ from ocrkit.reading_order import reading_order
 MODELS_DIR = Path(__file__).parent / "models"
 DEFAULT_DETECTOR = MODELS_DIR / "detector"
 DEFAULT_RECOGNIZER = MODELS_DIR / "recognizer"
-DEFAULT_ONNX = MODELS_DIR / "onnx"  # exported copies of the defaults: onnx/detector, onnx/recognizer
 CROP_MARGIN = 0.15  # of the line height, added around each detected box before recognition
 
 
@@ -58,13 +57,13 @@ class OCR:
         batch_size: int = 16,
         threads: int | None = None,
     ) -> None:
-        onnx = backend == "onnx"
-        det_dir = resolve_model(
-            det_model, DEFAULT_ONNX / "detector" if onnx else DEFAULT_DETECTOR, "detector"
-        )
-        rec_dir = resolve_model(
-            rec_model, DEFAULT_ONNX / "recognizer" if onnx else DEFAULT_RECOGNIZER, "recognizer"
-        )
+        det_dir = resolve_model(det_model, DEFAULT_DETECTOR, "detector")
+        rec_dir = resolve_model(rec_model, DEFAULT_RECOGNIZER, "recognizer")
+        if backend == "onnx":  # the shipped defaults are torch folders: use (or make) their ONNX export
+            from ocrkit.export.cache import cached_onnx_export
+
+            det_dir = det_dir if det_model is not None else cached_onnx_export(det_dir, "detector")
+            rec_dir = rec_dir if rec_model is not None else cached_onnx_export(rec_dir, "recognizer")
         self.batch_size = batch_size
         if backend == "torch":
             import torch

@@ -126,6 +126,28 @@ def test_detector_graph_handles_pages_with_no_line(tiny_detector_dir, tmp_path):
     (strict / "ocrkit.json").write_text(json.dumps({**settings, "score_threshold": 1.01}))
     export_detector(strict, tmp_path / "onnx")
     page = np.full((120, 90, 3), 255, np.uint8)
-    (boxes, scores), = OnnxDetector(tmp_path / "onnx").predict([page])
-    (tboxes, _), = load_detector(strict).predict([page])
+    ((boxes, scores),) = OnnxDetector(tmp_path / "onnx").predict([page])
+    ((tboxes, _),) = load_detector(strict).predict([page])
     assert boxes.shape == (0, 4) and scores.shape == (0,) and tboxes.shape == (0, 4)
+
+
+def test_onnx_backend_exports_the_default_models_once(
+    tiny_detector_dir, tiny_recognizer_dir, tmp_path, monkeypatch
+):
+    """`--backend onnx` with no model folders exports the shipped torch defaults into the cache once."""
+    from ocrkit import OCR, pipeline
+
+    monkeypatch.setattr(pipeline, "DEFAULT_DETECTOR", tiny_detector_dir)
+    monkeypatch.setattr(pipeline, "DEFAULT_RECOGNIZER", tiny_recognizer_dir)
+    monkeypatch.setenv("OCRKIT_CACHE", str(tmp_path))
+    page = (np.random.default_rng(2).random((200, 300, 3)) * 255).astype(np.uint8)
+    first = OCR(backend="onnx", threads=1).read_array(page)
+    exports = sorted((tmp_path / "onnx").iterdir())
+    assert [p.name.split("-")[0] for p in exports] == ["detector", "recognizer"]
+    assert (exports[0] / "detector.onnx").is_file() and (exports[1] / "encoder_model.onnx").is_file()
+    stamps = [p.stat().st_mtime_ns for p in exports]
+    second = OCR(backend="onnx", threads=1).read_array(page)
+    assert [p.stat().st_mtime_ns for p in sorted((tmp_path / "onnx").iterdir())] == stamps  # reused
+    torch_page = OCR(threads=1).read_array(page)
+    assert len(first.lines) == len(second.lines) == len(torch_page.lines) > 0
+    assert [line.text for line in first.lines] == [line.text for line in torch_page.lines]
