@@ -1,6 +1,7 @@
 """Recognizer speed: training lines/s and inference lines/s (batch 1 and batched) on this machine.
 
     python benchmarks/recognizer_speed.py [--model runs/recognizer_small/model] [--size small]
+    python benchmarks/recognizer_speed.py --padding data/synth/lines/train/lines.jsonl --model MODEL_DIR
 
 Without --model a random-init model of --size is timed; it never emits </s>, so inference decodes a fixed
 --tokens per line (≈ a 35-character line) to stay comparable with a trained model. Prints the load average:
@@ -20,7 +21,8 @@ import torch
 from ocrkit.recognition.collate import pad_labels
 from ocrkit.recognition.config import RecognizerConfig
 from ocrkit.recognition.predictor import Recognizer
-from ocrkit.recognition.sampler import AspectRatioBatchSampler
+from ocrkit.recognition.preprocessing import LinePreprocess
+from ocrkit.recognition.sampler import AspectRatioBatchSampler, padding_fraction, random_batches
 from ocrkit.recognition.task import RecognitionTask
 from ocrkit.recognition.tokenizer import encode_label
 
@@ -83,6 +85,27 @@ def infer_speed(rec: Recognizer, crops: list[np.ndarray], batch_size: int, token
     return len(crops) / (time.perf_counter() - start)
 
 
+def padding_report(manifest: str, preprocess: LinePreprocess, batch_size: int, limit: int = 4000) -> None:
+    """Share of padded patches in batches of a manifest's lines: shuffled vs aspect-ratio buckets."""
+    import json
+    from pathlib import Path
+
+    from PIL import Image
+
+    root = Path(manifest).parent
+    shapes = []
+    with open(manifest, encoding="utf-8") as f:
+        for line, _ in zip(f, range(limit), strict=False):
+            with Image.open(root / json.loads(line)["image"]) as im:  # reads the header only
+                shapes.append(preprocess.padded_shape(im.height, im.width))
+    before = padding_fraction(shapes, random_batches(len(shapes), batch_size))
+    after = padding_fraction(shapes, AspectRatioBatchSampler(shapes, batch_size).batches())
+    print(
+        f"padded patches ({len(shapes)} lines of {manifest}, batch {batch_size}): "
+        f"shuffled {before:.1%}, aspect-ratio buckets {after:.1%}"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", help="trained model folder; default: random-init --size")
@@ -92,7 +115,12 @@ def main() -> None:
     parser.add_argument("--lines", type=int, default=64, help="lines per inference measurement")
     parser.add_argument("--tokens", type=int, default=36, help="decode length for a random-init model")
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--padding", metavar="MANIFEST", help="only report batch padding of a lines.jsonl")
     args = parser.parse_args()
+    if args.padding:
+        preprocess = LinePreprocess.load(args.model) if args.model else LinePreprocess()
+        padding_report(args.padding, preprocess, args.batch_size)
+        return
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
     print(f"load average before: {os.getloadavg()[0]:.2f} (1 min), torch threads {torch.get_num_threads()}")
