@@ -12,7 +12,7 @@ import io
 import json
 import re
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -111,6 +111,17 @@ def read_prediction_dir(pred_dir: Path) -> dict[str, Page]:
         p.stem: Page.from_dict(json.loads(p.read_text(encoding="utf-8")))
         for p in sorted(pred_dir.glob("*.json"))
     }
+
+
+def drop_unconfident(page: Page, min_det_score: float) -> Page:
+    """The page without the lines the detector scored below `min_det_score`.
+
+    Post-processing only ever suppresses a box in favour of a higher-scoring one, so raising the
+    threshold afterwards gives the same lines as detecting with that threshold: one low-threshold
+    run is enough to choose the threshold on a validation set.
+    """
+    lines = [line for line in page.lines if line.det_score >= min_det_score]
+    return replace(page, lines=lines)
 
 
 def score_records(gt: list[dict], pred: list[dict]) -> dict[str, dict]:

@@ -88,3 +88,27 @@ def test_score_records():
     r = score_records(gt, pred)
     assert abs(r["x"]["cer"] - 1 / 11) < 1e-9 and r["x"]["wer"] == 0.5
     assert r["y"]["cer"] == 0.0 and r["all"]["lines"] == 2
+
+
+def test_raising_the_threshold_afterwards_equals_detecting_with_it():
+    """`evaluate.py pages --min-score` relies on this: NMS and containment only defer to higher scores."""
+    from ocrkit.detection.postprocess import PostConfig, postprocess
+    from ocrkit.evaluation import drop_unconfident
+    from ocrkit.preprocess import Geometry
+
+    rng = np.random.default_rng(3)
+    logits = rng.normal(size=(200, 1))
+    centres = rng.random((200, 2)) * 0.8 + 0.1  # many overlapping and nested boxes
+    boxes = np.concatenate([centres, rng.random((200, 2)) * 0.3 + 0.02], 1)
+    geometry = Geometry(1.0, 0, 0, 320, 320, 320, 320)
+    low = PostConfig(score_threshold=0.2, nms_iou=0.5, contain_threshold=0.8)
+    xyxy, scores = postprocess(logits, boxes, geometry, low)
+    page = Page(
+        "p.png", 320, 320, lines=[Line(b.tolist(), "", s, s, 0.0) for b, s in zip(xyxy, scores, strict=True)]
+    )
+    for threshold in (0.4, 0.55, 0.7):
+        kept = drop_unconfident(page, threshold)
+        high = PostConfig(score_threshold=threshold, nms_iou=0.5, contain_threshold=0.8)
+        direct, _ = postprocess(logits, boxes, geometry, high)
+        assert 0 < len(kept.lines) < len(page.lines)
+        np.testing.assert_allclose(np.array([ln.bbox for ln in kept.lines]), direct)

@@ -3,6 +3,8 @@
 pages: python tools/evaluate.py pages --gt DIR_OR_COCO... [--pred DIR] [--det-model D --rec-model R]
        per subset: line P/R/F1@0.5, COCO mAP, page CER (row order), bag-of-words F1, s/page.
        Without --pred, runs ocrkit itself (torch or onnx backend) and scores its pages.
+       --min-score 0.2 0.3 0.4: one table per detector score threshold (pick it on validation data
+       from one low-threshold run; post-processing makes this equal to re-running at each threshold).
 rec:   python tools/evaluate.py rec --gt lines.jsonl --pred preds.jsonl
        per subset: CER and WER (micro), case-insensitive for records with "case_sensitive": false.
 """
@@ -14,7 +16,7 @@ import json
 import sys
 from pathlib import Path
 
-from ocrkit.evaluation import read_prediction_dir, score_records, score_subset
+from ocrkit.evaluation import drop_unconfident, read_prediction_dir, score_records, score_subset
 
 
 def coco_files(paths: list[str]) -> list[Path]:
@@ -66,7 +68,12 @@ def cmd_pages(args: argparse.Namespace) -> int:
             pages = read_prediction_dir(pred_dir / name if (pred_dir / name).is_dir() else pred_dir)
         else:
             pages = run_ocrkit(coco_path, args)
-        results[name] = score_subset(coco_path, pages, name)
+        for threshold in args.min_score or [None]:
+            kept = (
+                pages if threshold is None else {k: drop_unconfident(p, threshold) for k, p in pages.items()}
+            )
+            label = name if threshold is None else f"{name} (det_score >= {threshold:g})"
+            results[label] = score_subset(coco_path, kept, name)
     print_table(
         results, ["pages", "precision", "recall", "f1", "map", "map50", "cer", "bow_f1", "s_per_page"]
     )
@@ -99,6 +106,7 @@ def main() -> int:
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--save-pred", help="with no --pred: also write ocrkit's page JSON here")
     p.add_argument("--json", help="write the results table as JSON")
+    p.add_argument("--min-score", type=float, nargs="+", help="also score with these detector thresholds")
     p.set_defaults(func=cmd_pages)
     r = sub.add_parser("rec", help="CER/WER of recognizer predictions against a lines.jsonl manifest")
     r.add_argument("--gt", required=True)
