@@ -127,8 +127,10 @@ def main() -> None:
 
     config = RecognizerConfig()
     config.model.size = args.size
-    if args.model:
+    if args.model:  # its own geometry (ocrkit.json), not the config defaults
         config.model.pretrained = args.model
+        trained = LinePreprocess.load(args.model)
+        config.data.longest, config.data.max_height = trained.longest, trained.max_height
     task = RecognitionTask(config)
     model = task.build_model()
     lines = synthetic_lines(max(args.lines, args.batch_size * (args.train_steps + 1)))

@@ -106,10 +106,14 @@ def score_subset(gt_path: Path, pages: dict[str, Page], name: str | None = None)
 
 
 def read_prediction_dir(pred_dir: Path) -> dict[str, Page]:
-    """`<stem>.json` files in the pipeline's JSON shape (ocrkit infer/detect, or a peer's harness)."""
+    """`<stem>.json` files in the pipeline's JSON shape (ocrkit infer/detect, or a peer's harness).
+
+    Names starting with "_" are run metadata (the peers' harness writes `_run.json`), not pages.
+    """
     return {
         p.stem: Page.from_dict(json.loads(p.read_text(encoding="utf-8")))
         for p in sorted(pred_dir.glob("*.json"))
+        if not p.name.startswith("_")
     }
 
 
