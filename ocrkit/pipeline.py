@@ -59,7 +59,8 @@ class OCR:
     ) -> None:
         det_dir = resolve_model(det_model, DEFAULT_DETECTOR, "detector")
         rec_dir = resolve_model(rec_model, DEFAULT_RECOGNIZER, "recognizer")
-        if backend == "onnx":  # the shipped defaults are torch folders: use (or make) their ONNX export
+        if backend == "onnx" and (det_model is None or rec_model is None):
+            # the shipped defaults are torch folders: use (or make once) their ONNX export
             from ocrkit.export.cache import cached_onnx_export
 
             det_dir = det_dir if det_model is not None else cached_onnx_export(det_dir, "detector")

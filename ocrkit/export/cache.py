@@ -13,6 +13,7 @@ import os
 import shutil
 import sys
 import tempfile
+import warnings
 from pathlib import Path
 
 
@@ -49,7 +50,9 @@ def cached_onnx_export(model_dir: Path, kind: str) -> Path:
     target.parent.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix=f".{kind}-", dir=target.parent))
     try:
-        (export_detector if kind == "detector" else export_recognizer)(model_dir, scratch)
+        with warnings.catch_warnings():  # tracer warnings about Python control flow are not for users
+            warnings.simplefilter("ignore")
+            (export_detector if kind == "detector" else export_recognizer)(model_dir, scratch)
         try:
             scratch.rename(target)
         except OSError:  # another process finished the same export first
