@@ -141,7 +141,7 @@ def test_train_script_two_steps(manifest, tmp_path):
     assert train_main(["-c", "configs/recognizer/tiny.yaml", "--set", "model.nope=1"]) == 2
 
 
-def test_auxiliary_ctc_loss_trains_the_encoder_and_is_not_shipped(manifest, tmp_path):
+def test_auxiliary_ctc_loss_trains_the_encoder_and_stays_out_of_the_hf_weights(manifest, tmp_path):
     from safetensors.torch import load_file
 
     cfg = tiny_config(manifest, tmp_path / "ctc")

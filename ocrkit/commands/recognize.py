@@ -19,6 +19,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("paths", nargs="+", metavar="IMAGES_OR_MANIFEST", help="images, folders, or lines.jsonl")
     p.add_argument("--out", type=Path, help="output JSONL (default: stdout)")
     p.add_argument("--rec-model", type=Path, help="recognizer folder (default: the shipped model)")
+    p.add_argument(
+        "--decoding",
+        choices=("attention", "ctc"),
+        help="override the model's decoder (ocrkit.json `decoding`)",
+    )
     p.add_argument("--batch-size", type=int, default=32)
     p.add_argument("--device", default="cpu")
     p.set_defaults(func=run)
@@ -54,7 +59,9 @@ def run(args: argparse.Namespace) -> int:
     from ocrkit.recognition import load_recognizer
 
     recognizer = load_recognizer(
-        resolve_model(args.rec_model, DEFAULT_RECOGNIZER, "recognizer"), device=args.device
+        resolve_model(args.rec_model, DEFAULT_RECOGNIZER, "recognizer"),
+        device=args.device,
+        decoding=args.decoding,
     )
     failures = Failures(args.debug)
     items = read_inputs(args.paths, failures)

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import onnx
 
+from ocrkit.recognition.ctc_decoding import HEAD_FILE
+
 OPSET = 17
 ENCODER = "encoder_model.onnx"
 
@@ -44,4 +46,6 @@ def export_recognizer(model_dir: str | Path, out_dir: str | Path) -> Path:
     make_encoder_length_dynamic(out_dir / ENCODER)
     (out_dir / "decoder_model_merged.onnx").unlink(missing_ok=True)  # the runtime uses the two decoders
     shutil.copy2(model_dir / "ocrkit.json", out_dir / "ocrkit.json")
+    if (model_dir / HEAD_FILE).is_file():  # read in numpy by the runtime on the encoder's output
+        shutil.copy2(model_dir / HEAD_FILE, out_dir / HEAD_FILE)
     return out_dir

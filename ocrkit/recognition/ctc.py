@@ -11,14 +11,27 @@ not exported.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import torch
 import torch.nn.functional as F
+from safetensors.torch import save_file
+
+from ocrkit.recognition.ctc_decoding import HEAD_FILE
 
 HEAD = "ctc_head"
 
 
 def add_ctc_head(model: torch.nn.Module, vocab_size: int) -> None:
     setattr(model, HEAD, torch.nn.Linear(model.encoder.config.hidden_size, vocab_size))
+
+
+def save_head(model: torch.nn.Module, out_dir: Path) -> None:
+    """Write the head as ctc_head.safetensors (weight, bias) if the model has one."""
+    head = getattr(model, HEAD, None)
+    if head is not None:
+        tensors = {"weight": head.weight.detach().float().contiguous(), "bias": head.bias.detach().float()}
+        save_file(tensors, str(Path(out_dir) / HEAD_FILE), metadata={"format": "pt"})
 
 
 def ctc_loss(

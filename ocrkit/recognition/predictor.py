@@ -1,4 +1,4 @@
-"""Recognizer = preprocessing (ocrkit.json) + VisionEncoderDecoder + greedy/beam decoding."""
+"""Recognizer = preprocessing (ocrkit.json) + VisionEncoderDecoder + greedy/beam or CTC decoding."""
 
 from __future__ import annotations
 
@@ -12,28 +12,37 @@ from transformers.utils import logging as hf_logging
 
 from ocrkit.errors import ModelError
 from ocrkit.io import check_model_dir
+from ocrkit.recognition.ctc_decoding import ctc_decode, load_head, model_decoding
 from ocrkit.recognition.decoding import generate
 from ocrkit.recognition.model import freeze_unused
 from ocrkit.recognition.preprocessing import LinePreprocess
 from ocrkit.recognition.sampler import AspectRatioBatchSampler
-from ocrkit.recognition.tokenizer import load_tokenizer
+from ocrkit.recognition.tokenizer import decode, load_tokenizer
 
 
 class Recognizer:
     """Reads text-line crops. Batches group similar aspect ratios so little compute goes to padding."""
 
     def __init__(
-        self, model: VisionEncoderDecoderModel, tokenizer, preprocess: LinePreprocess, num_beams: int = 1
+        self,
+        model: VisionEncoderDecoderModel,
+        tokenizer,
+        preprocess: LinePreprocess,
+        num_beams: int = 1,
+        ctc_head: tuple[np.ndarray, np.ndarray] | None = None,
     ) -> None:
         self.model = model.eval()
         self.tokenizer = tokenizer
         self.preprocess = preprocess
         self.num_beams = num_beams
+        self.ctc_head = ctc_head  # (weight, bias): decode with the CTC head instead of the TrOCR decoder
 
     @classmethod
-    def load(cls, model_dir: str | Path, num_beams: int = 1) -> Recognizer:
+    def load(cls, model_dir: str | Path, num_beams: int = 1, decoding: str | None = None) -> Recognizer:
+        """`decoding` overrides the folder's ocrkit.json choice (attention | ctc)."""
         model_dir = check_model_dir(model_dir)
         preprocess = LinePreprocess.load(model_dir)
+        ctc_head = load_head(model_dir) if model_decoding(model_dir, decoding) == "ctc" else None
         tokenizer = load_tokenizer(model_dir)
         verbosity = hf_logging.get_verbosity()
         hf_logging.set_verbosity_error()  # a missing unused ViT pooler is not worth a warning
@@ -44,7 +53,7 @@ class Recognizer:
         finally:
             hf_logging.set_verbosity(verbosity)
         freeze_unused(model)
-        return cls(model, tokenizer, preprocess, num_beams)
+        return cls(model, tokenizer, preprocess, num_beams, ctc_head)
 
     @torch.inference_mode()
     def recognize(self, crops: list[np.ndarray], batch_size: int = 16) -> list[tuple[str, float]]:
@@ -57,8 +66,18 @@ class Recognizer:
         device = next(self.model.parameters()).device
         for batch in AspectRatioBatchSampler(shapes, batch_size, seed=0):
             pixels = torch.from_numpy(self.preprocess.batch([images[i] for i in batch])).to(device)
-            for i, pred in zip(
-                batch, generate(self.model, self.tokenizer, pixels, self.num_beams), strict=True
-            ):
+            for i, pred in zip(batch, self._decode(pixels), strict=True):
                 results[i] = pred
         return results  # type: ignore[return-value]
+
+    def _decode(self, pixels: torch.Tensor) -> list[tuple[str, float]]:
+        if self.ctc_head is None:
+            return generate(self.model, self.tokenizer, pixels, self.num_beams)
+        states = self.model.encoder(pixel_values=pixels, interpolate_pos_encoding=True).last_hidden_state
+        decoded = ctc_decode(
+            states.float().cpu().numpy(),
+            tuple(pixels.shape[-2:]),
+            *self.ctc_head,
+            self.model.config.pad_token_id,
+        )
+        return [(decode(self.tokenizer, ids), conf) for ids, conf in decoded]

@@ -23,13 +23,14 @@ from transformers.models.vision_encoder_decoder.modeling_vision_encoder_decoder 
 from ocrkit.data.lines_dataset import LinesDataset
 from ocrkit.recognition.collate import IGNORE, LineCollator
 from ocrkit.recognition.config import RecognizerConfig
-from ocrkit.recognition.ctc import HEAD, add_ctc_head, ctc_loss
+from ocrkit.recognition.ctc import HEAD, add_ctc_head, ctc_loss, save_head
+from ocrkit.recognition.ctc_decoding import ctc_decode
 from ocrkit.recognition.decoding import generate
 from ocrkit.recognition.metrics import ErrorCounts
 from ocrkit.recognition.model import create_recognizer
 from ocrkit.recognition.preprocessing import LinePreprocess
 from ocrkit.recognition.sampler import AspectRatioBatchSampler
-from ocrkit.recognition.tokenizer import build_tokenizer, load_tokenizer
+from ocrkit.recognition.tokenizer import build_tokenizer, decode, load_tokenizer
 
 _NO_DECAY = ("bias", "norm", "position_embeddings", "cls_token", "embed_positions", "embed_tokens")
 
@@ -158,20 +159,39 @@ class RecognitionTask:
         return self._val
 
     def evaluate(self, model: torch.nn.Module) -> dict[str, float]:
-        """Greedy CER / WER on the validation manifest (case_sensitive: false records compared lower-case)."""
+        """Greedy CER / WER on the validation manifest (case_sensitive: false records compared lower-case)
+        with the configured decoding; with a CTC head, both decoders are scored (cer_attention, cer_ctc)."""
         data = self.val_dataset()
         model = _unwrap(model)
         device = next(model.parameters()).device
-        counts = ErrorCounts()
+        head = getattr(model, HEAD, None)
+        counts = {"attention": ErrorCounts(), **({"ctc": ErrorCounts()} if head is not None else {})}
         for batch_ids in AspectRatioBatchSampler(
             data.padded_shapes(), self.config.data.eval_batch_size, seed=0
         ):
-            batch = self.collate([data[i] for i in batch_ids])
-            preds = generate(model, self.tokenizer, batch["pixel_values"].to(device))
-            for i, (text, _) in zip(batch_ids, preds, strict=True):
-                rec = data.records[i]
-                counts.add(rec["text"], text, case_sensitive=rec.get("case_sensitive", True) is not False)
-        return {"cer": counts.cer, "wer": counts.wer}
+            pixels = self.collate([data[i] for i in batch_ids])["pixel_values"].to(device)
+            texts = {"attention": [t for t, _ in generate(model, self.tokenizer, pixels)]}
+            if head is not None:
+                states = model.encoder(pixel_values=pixels, interpolate_pos_encoding=True).last_hidden_state
+                decoded = ctc_decode(
+                    states.detach().float().cpu().numpy(),
+                    tuple(pixels.shape[-2:]),
+                    head.weight.detach().float().cpu().numpy(),
+                    head.bias.detach().float().cpu().numpy(),
+                    model.config.pad_token_id,
+                )
+                texts["ctc"] = [decode(self.tokenizer, ids) for ids, _ in decoded]
+            for name, preds in texts.items():
+                for i, text in zip(batch_ids, preds, strict=True):
+                    rec = data.records[i]
+                    counts[name].add(
+                        rec["text"], text, case_sensitive=rec.get("case_sensitive", True) is not False
+                    )
+        chosen = counts[self.config.model.decoding]
+        metrics = {"cer": chosen.cer, "wer": chosen.wer}
+        if head is not None:
+            metrics.update({f"cer_{name}": c.cer for name, c in counts.items()})
+        return metrics
 
     def save_pretrained(self, model: torch.nn.Module, out_dir: Path) -> None:
         """HF folder (config.json, model.safetensors, generation config, tokenizer files) + ocrkit.json."""
@@ -180,10 +200,11 @@ class RecognitionTask:
         net = _unwrap(model)
         weights = {k: v for k, v in net.state_dict().items() if not k.startswith(HEAD)}  # training-only head
         net.save_pretrained(out_dir, state_dict=weights, safe_serialization=True)
+        save_head(net, out_dir)
         self.tokenizer.save_pretrained(out_dir)
+        m = self.config.model
         self.preprocess.save(
-            out_dir,
-            extra={"size": self.config.model.size, "max_target_length": self.config.model.max_target_length},
+            out_dir, extra={"size": m.size, "max_target_length": m.max_target_length, "decoding": m.decoding}
         )
 
 

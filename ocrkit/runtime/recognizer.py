@@ -1,4 +1,4 @@
-"""Torch-free line recognizer: Optimum-exported encoder + KV-cache decoder, greedy decoding in numpy."""
+"""Torch-free line recognizer: Optimum-exported encoder + KV-cache decoder (greedy) or CTC head, in numpy."""
 
 from __future__ import annotations
 
@@ -11,25 +11,29 @@ from tokenizers import Tokenizer
 
 from ocrkit.errors import ModelError
 from ocrkit.recognition.buckets import aspect_ratio_batches
+from ocrkit.recognition.ctc_decoding import ctc_decode, load_head, log_softmax, model_decoding
 from ocrkit.recognition.preprocessing import LinePreprocess
 from ocrkit.runtime.session import create_session
-
-
-def log_softmax(x: np.ndarray) -> np.ndarray:
-    x = x - x.max(axis=-1, keepdims=True)
-    return x - np.log(np.exp(x).sum(axis=-1, keepdims=True))
 
 
 class OnnxRecognizer:
     """Same contract as the torch recognizer: recognize(crops) → [(text, score)] in input order."""
 
-    def __init__(self, folder: str | Path, threads: int | None = None, opt_level: str = "all") -> None:
+    def __init__(
+        self,
+        folder: str | Path,
+        threads: int | None = None,
+        opt_level: str = "all",
+        decoding: str | None = None,
+    ) -> None:
         folder = Path(folder)
         self.prep = LinePreprocess.load(folder)
         settings = json.loads((folder / "ocrkit.json").read_text(encoding="utf-8"))
         config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
         self.start_id = int(config["decoder_start_token_id"])
         self.eos_id = int(config["eos_token_id"])
+        self.blank_id = int(config.get("pad_token_id", config["decoder"]["pad_token_id"]))
+        self.ctc_head = load_head(folder) if model_decoding(folder, decoding) == "ctc" else None
         # the same token budget as ocrkit.recognition.decoding.max_new_tokens_for
         self.chars_per_patch = float(settings.get("chars_per_patch", 3.0))
         self.max_positions = int(config["decoder"]["max_position_embeddings"])
@@ -38,6 +42,8 @@ class OnnxRecognizer:
             raise ModelError(folder, "tokenizer.json is missing")
         self.tokenizer = Tokenizer.from_file(str(tokenizer_file))
         self.encoder = create_session(folder / "encoder_model.onnx", threads, opt_level)
+        if self.ctc_head is not None:
+            return  # the CTC head reads the encoder's output: no decoder sessions needed
         self.decoder = create_session(folder / "decoder_model.onnx", threads, opt_level)
         self.decoder_past = create_session(folder / "decoder_with_past_model.onnx", threads, opt_level)
         self.past_names = [
@@ -55,6 +61,9 @@ class OnnxRecognizer:
     def _decode(self, pixels: np.ndarray) -> list[tuple[str, float]]:
         n = pixels.shape[0]
         (hidden,) = self.encoder.run(["last_hidden_state"], {"pixel_values": pixels})
+        if self.ctc_head is not None:
+            decoded = ctc_decode(hidden, pixels.shape[2:], *self.ctc_head, self.blank_id, self.prep.divisor)
+            return [(self.tokenizer.decode(ids, skip_special_tokens=True), conf) for ids, conf in decoded]
         budget = math.ceil(pixels.shape[3] / self.prep.divisor * self.chars_per_patch) + 2
         max_new = max(2, min(budget, self.max_positions - 1))
         ids = np.full((n, 1), self.start_id, dtype=np.int64)

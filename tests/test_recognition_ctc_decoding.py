@@ -1,0 +1,144 @@
+"""CTC decoding: best path, frame order, head save/load, config checks, and torch = ONNX parity."""
+
+import json
+import shutil
+
+import numpy as np
+import pytest
+import torch
+from recognition_data import render_line, write_manifest
+from safetensors.torch import load_file, save_file
+
+from ocrkit.config import ConfigError, load_config
+from ocrkit.errors import ModelError
+from ocrkit.export.recognizer import export_recognizer
+from ocrkit.recognition import load_recognizer
+from ocrkit.recognition.config import RecognizerConfig
+from ocrkit.recognition.ctc_decoding import HEAD_FILE, best_path, patch_columns
+from ocrkit.recognition.task import RecognitionTask
+from ocrkit.runtime import OnnxRecognizer
+
+BLANK = 0
+
+
+def one_hot_logits(frames: list[int], vocab: int = 6, peak: float = 20.0) -> np.ndarray:
+    logits = np.zeros((1, len(frames), vocab))
+    logits[0, np.arange(len(frames)), frames] = peak
+    return logits
+
+
+def test_best_path_merges_repeats_and_drops_blanks():
+    # "a a _ a b b _ _ b" → a, a, b, b : a blank separates a real double letter
+    ((ids, conf),) = best_path(one_hot_logits([1, 1, 0, 1, 2, 2, 0, 0, 2]), BLANK)
+    assert ids == [1, 1, 2, 2]
+    assert conf == pytest.approx(1.0, abs=1e-6)
+    ((ids, soft),) = best_path(one_hot_logits([1, 1, 0, 1, 2, 2, 0, 0, 2], peak=1.0), BLANK)
+    assert ids == [1, 1, 2, 2] and 0.0 < soft < 0.5  # flat frames → low confidence
+    ((ids, _),) = best_path(one_hot_logits([0, 0, 0]), BLANK)
+    assert ids == []
+
+
+def test_patch_columns_read_column_by_column_after_the_cls_token():
+    h, w = 2, 3
+    grid = np.arange(h * w, dtype=np.float32).reshape(1, h * w, 1)  # row-major patch index
+    states = np.concatenate([np.full((1, 1, 1), -1.0, np.float32), grid], axis=1)
+    frames = patch_columns(states, h, w)[0, :, 0]
+    assert frames.tolist() == [0, 3, 1, 4, 2, 5]  # (r0,c0) (r1,c0) (r0,c1) (r1,c1) ...
+
+
+def tiny_config(manifest, out_dir, **model):
+    overrides = [f"data.train={manifest}", f"data.val={manifest}", f"train.out_dir={out_dir}"]
+    overrides += [f"model.{k}={v}" for k, v in model.items()]
+    return load_config(RecognizerConfig, "configs/recognizer/tiny.yaml", overrides)
+
+
+def test_config_rejects_unknown_decoding_and_ctc_without_head(tmp_path):
+    with pytest.raises(ConfigError, match="model.decoding"):
+        tiny_config("x.jsonl", tmp_path, decoding="beam")
+    with pytest.raises(ConfigError, match="ctc_weight"):
+        tiny_config("x.jsonl", tmp_path, decoding="ctc", ctc_weight=0)
+
+
+@pytest.fixture(scope="module")
+def ctc_model_dir(tmp_path_factory):
+    """A tiny model trained-from-nothing with a CTC head, saved by the task as a user's run would."""
+    folder = tmp_path_factory.mktemp("ctc")
+    manifest = write_manifest(folder / "lines", ["Total 12.50", "Brot 1,20", "x y z", "ID 42"])
+    task = RecognitionTask(tiny_config(manifest, folder / "run", ctc_weight=0.5, decoding="ctc"))
+    torch.manual_seed(3)
+    model = task.build_model().eval()
+    with torch.no_grad():  # a random head mostly emits blank; make it emit characters
+        model.ctc_head.weight.normal_(0, 1.0)
+        model.ctc_head.bias[model.config.pad_token_id] = -2.0
+    task.save_pretrained(model, folder / "model")
+    return task, model, folder / "model", manifest
+
+
+def test_head_saved_beside_the_hf_weights_and_evaluated(ctc_model_dir):
+    task, model, folder, _ = ctc_model_dir
+    assert json.loads((folder / "ocrkit.json").read_text())["decoding"] == "ctc"
+    assert not [k for k in load_file(str(folder / "model.safetensors")) if k.startswith("ctc_head")]
+    torch.testing.assert_close(load_file(str(folder / HEAD_FILE))["weight"], model.ctc_head.weight)
+    metrics = task.evaluate(model)
+    assert metrics["cer"] == metrics["cer_ctc"] and "cer_attention" in metrics
+
+
+def test_ctc_decoding_matches_an_independent_torch_best_path(ctc_model_dir):
+    task, model, folder, _ = ctc_model_dir
+    crops = [render_line("Total 12.50"), render_line("a much longer receipt line"), render_line("x")]
+    rec = load_recognizer(folder)
+    got = rec.recognize(crops, batch_size=1)
+    assert sum(len(t) for t, _ in got) > 5
+    for crop, (text, conf) in zip(crops, got, strict=True):
+        torch.set_grad_enabled(False)
+        pixels = torch.from_numpy(task.preprocess.batch([task.preprocess.apply(crop)]))
+        states = model.encoder(pixel_values=pixels, interpolate_pos_encoding=True).last_hidden_state
+        h, w = pixels.shape[2] // 16, pixels.shape[3] // 16
+        cols = states[0, 1:].reshape(h, w, -1).transpose(0, 1).reshape(h * w, -1)
+        logp = model.ctc_head(cols).log_softmax(-1)
+        path = logp.argmax(-1)
+        ids = [
+            int(t)
+            for k, t in enumerate(path)
+            if t != model.config.pad_token_id and (k == 0 or t != path[k - 1])
+        ]
+        assert text == task.tokenizer.decode(
+            ids, skip_special_tokens=True, clean_up_tokenization_spaces=False
+        )
+        assert conf == pytest.approx(float(logp.max(-1).values.mean().exp()), rel=1e-4)
+        torch.set_grad_enabled(True)
+    # the folder's choice can be overridden: the TrOCR decoder reads differently
+    assert load_recognizer(folder, decoding="attention").ctc_head is None
+
+
+def test_ctc_decoding_errors(ctc_model_dir, tmp_path):
+    _, _, folder, _ = ctc_model_dir
+    broken = tmp_path / "no_head"
+    shutil.copytree(folder, broken)
+    (broken / HEAD_FILE).unlink()
+    with pytest.raises(ModelError, match=HEAD_FILE):
+        load_recognizer(broken)
+    assert load_recognizer(broken, decoding="attention").recognize([render_line("ok")])
+    (broken / HEAD_FILE).write_bytes(b"truncated")
+    with pytest.raises(ModelError, match="unreadable CTC head"):
+        load_recognizer(broken)
+    with pytest.raises(ModelError, match="unknown decoding"):
+        load_recognizer(folder, decoding="beam")
+
+
+def test_onnx_ctc_decoding_matches_torch(ctc_model_dir, tmp_path):
+    _, _, folder, _ = ctc_model_dir
+    shipped = tmp_path / "fp16"  # the shipped head is fp16: both backends must upcast the same way
+    shutil.copytree(folder, shipped)
+    head = load_file(str(folder / HEAD_FILE))
+    save_file({k: v.half() for k, v in head.items()}, str(shipped / HEAD_FILE))
+    export_recognizer(shipped, tmp_path / "onnx")
+    rng = np.random.default_rng(4)
+    crops = [render_line(t) for t in ["Total 12.50", "Brot", "x y z 42"]]
+    crops += [(rng.random(s) * 255).astype(np.uint8) for s in [(30, 300), (40, 100), (64, 64)]]
+    ours = load_recognizer(shipped).recognize(crops, batch_size=2)
+    theirs = OnnxRecognizer(tmp_path / "onnx", threads=1).recognize(crops, batch_size=2)
+    assert sum(len(t) for t, _ in ours) > 10
+    for (tt, ts), (ot, os_) in zip(ours, theirs, strict=True):
+        assert tt == ot
+        assert abs(ts - os_) < 1e-4
