@@ -14,12 +14,14 @@ import argparse
 import os
 import random
 import time
+from pathlib import Path
 
 import numpy as np
 import torch
 
 from ocrkit.recognition.collate import pad_labels
 from ocrkit.recognition.config import RecognizerConfig
+from ocrkit.recognition.ctc_decoding import DECODINGS, HEAD_FILE
 from ocrkit.recognition.predictor import Recognizer
 from ocrkit.recognition.preprocessing import LinePreprocess
 from ocrkit.recognition.sampler import AspectRatioBatchSampler, padding_fraction, random_batches
@@ -88,7 +90,6 @@ def infer_speed(rec: Recognizer, crops: list[np.ndarray], batch_size: int, token
 def padding_report(manifest: str, preprocess: LinePreprocess, batch_size: int, limit: int = 4000) -> None:
     """Share of padded patches in batches of a manifest's lines: shuffled vs aspect-ratio buckets."""
     import json
-    from pathlib import Path
 
     from PIL import Image
 
@@ -144,14 +145,19 @@ def main() -> None:
         f"(batch {args.batch_size}, forward+backward+AdamW)"
     )
 
-    rec = Recognizer(model.eval(), task.tokenizer, task.preprocess)
     crops = [img for img, _ in lines[: args.lines]]
-    tokens = None if args.model else args.tokens
-    print(f"inference: {infer_speed(rec, crops[:16], 1, tokens):6.1f} lines/s (batch 1, greedy)")
-    print(
-        f"inference: {infer_speed(rec, crops, args.batch_size, tokens):6.1f} lines/s "
-        f"(batch {args.batch_size}, greedy)"
-    )
+    if args.model:  # freshly loaded (the training measurement changed `model`), each decoding it has
+        has_head = (Path(args.model) / HEAD_FILE).is_file()
+        engines = [
+            (d, Recognizer.load(args.model, decoding=d), None) for d in DECODINGS if has_head or d != "ctc"
+        ]
+    else:
+        engines = [("attention", Recognizer(model.eval(), task.tokenizer, task.preprocess), args.tokens)]
+    for name, rec, tokens in engines:
+        for batch_size in (1, args.batch_size):
+            subset = crops[:16] if batch_size == 1 else crops
+            speed = infer_speed(rec, subset, batch_size, tokens)
+            print(f"inference: {speed:6.1f} lines/s (batch {batch_size}, {name} decoding)")
     print(f"load average after: {os.getloadavg()[0]:.2f}")
 
 
