@@ -56,7 +56,9 @@ class OCR:
         device: str = "cpu",
         batch_size: int = 16,
         threads: int | None = None,
+        decoding: str | None = None,
     ) -> None:
+        """`decoding` (attention | ctc) overrides the recognizer folder's own choice."""
         det_dir = resolve_model(det_model, DEFAULT_DETECTOR, "detector")
         rec_dir = resolve_model(rec_model, DEFAULT_RECOGNIZER, "recognizer")
         if backend == "onnx" and (det_model is None or rec_model is None):
@@ -75,11 +77,11 @@ class OCR:
             from ocrkit.recognition import load_recognizer
 
             self.detector = load_detector(det_dir, device=device)
-            self.recognizer = load_recognizer(rec_dir, device=device)
+            self.recognizer = load_recognizer(rec_dir, device=device, decoding=decoding)
         elif backend == "onnx":
             from ocrkit.runtime import load_onnx_models
 
-            self.detector, self.recognizer = load_onnx_models(det_dir, rec_dir, threads=threads)
+            self.detector, self.recognizer = load_onnx_models(det_dir, rec_dir, threads, decoding=decoding)
         else:
             raise OcrkitError(f"unknown backend {backend!r} (torch | onnx)")
 

@@ -142,3 +142,23 @@ def test_onnx_ctc_decoding_matches_torch(ctc_model_dir, tmp_path):
     for (tt, ts), (ot, os_) in zip(ours, theirs, strict=True):
         assert tt == ot
         assert abs(ts - os_) < 1e-4
+
+
+def test_pipeline_reads_with_the_folders_decoding_or_the_override(ctc_model_dir, tiny_detector_dir, tmp_path):
+    from ocrkit.export.detector import export_detector
+    from ocrkit.pipeline import OCR
+
+    _, _, folder, _ = ctc_model_dir
+    export_detector(tiny_detector_dir, tmp_path / "det")
+    export_recognizer(folder, tmp_path / "rec")
+    page = (np.random.default_rng(5).random((200, 300, 3)) * 255).astype(np.uint8)
+    torch_ctc = OCR(tiny_detector_dir, folder, threads=1)
+    onnx_ctc = OCR(tmp_path / "det", tmp_path / "rec", backend="onnx", threads=1)
+    assert torch_ctc.recognizer.ctc_head is not None and onnx_ctc.recognizer.ctc_head is not None
+    assert OCR(tiny_detector_dir, folder, decoding="attention").recognizer.ctc_head is None
+    assert (
+        OCR(tmp_path / "det", tmp_path / "rec", backend="onnx", decoding="attention").recognizer.ctc_head
+        is None
+    )
+    ours, theirs = torch_ctc.read_array(page), onnx_ctc.read_array(page)
+    assert ours.lines and [ln.text for ln in ours.lines] == [ln.text for ln in theirs.lines]

@@ -35,6 +35,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--backend", choices=("torch", "onnx"), default="torch")
     p.add_argument("--det-model", type=Path, help="detector folder (default: the shipped model)")
     p.add_argument("--rec-model", type=Path, help="recognizer folder (default: the shipped model)")
+    p.add_argument(
+        "--decoding", choices=("attention", "ctc"), help="override the recognizer's decoder (ocrkit.json)"
+    )
     p.add_argument("--device", default="cpu", help="cpu | cuda | cuda:N (torch backend)")
     p.add_argument("--batch-size", type=int, default=16, help="line crops per recognizer batch")
     p.add_argument("--threads", type=int, help="CPU threads (default: library default)")
@@ -76,6 +79,7 @@ def run(args: argparse.Namespace) -> int:
         device=args.device,
         batch_size=args.batch_size,
         threads=args.threads,
+        decoding=args.decoding,
     )
     failures = Failures(args.debug)
     total = 0

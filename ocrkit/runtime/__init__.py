@@ -14,6 +14,10 @@ __all__ = ["OnnxDetector", "OnnxRecognizer", "load_onnx_models"]
 
 
 def load_onnx_models(
-    det_dir: str | Path, rec_dir: str | Path, threads: int | None = None, opt_level: str = "all"
+    det_dir: str | Path,
+    rec_dir: str | Path,
+    threads: int | None = None,
+    opt_level: str = "all",
+    decoding: str | None = None,
 ) -> tuple[OnnxDetector, OnnxRecognizer]:
-    return OnnxDetector(det_dir, threads, opt_level), OnnxRecognizer(rec_dir, threads, opt_level)
+    return OnnxDetector(det_dir, threads, opt_level), OnnxRecognizer(rec_dir, threads, opt_level, decoding)
