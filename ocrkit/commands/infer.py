@@ -12,6 +12,7 @@ import numpy as np
 from ocrkit.commands.common import Failures, iter_loaded_pages, output_path
 from ocrkit.document import Page, write_atomic
 from ocrkit.io import PageSource
+from ocrkit.recognition.ctc_decoding import DECODINGS
 
 if TYPE_CHECKING:
     from ocrkit.pipeline import OCR  # imported lazily in run(): torch loads only when a command needs it
@@ -35,9 +36,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--backend", choices=("torch", "onnx"), default="torch")
     p.add_argument("--det-model", type=Path, help="detector folder (default: the shipped model)")
     p.add_argument("--rec-model", type=Path, help="recognizer folder (default: the shipped model)")
-    p.add_argument(
-        "--decoding", choices=("attention", "ctc"), help="override the recognizer's decoder (ocrkit.json)"
-    )
+    p.add_argument("--decoding", choices=DECODINGS, help="override the recognizer's decoder (ocrkit.json)")
     p.add_argument("--device", default="cpu", help="cpu | cuda | cuda:N (torch backend)")
     p.add_argument("--batch-size", type=int, default=16, help="line crops per recognizer batch")
     p.add_argument("--threads", type=int, help="CPU threads (default: library default)")

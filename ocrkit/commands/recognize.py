@@ -12,6 +12,7 @@ from ocrkit.document import write_atomic
 from ocrkit.errors import InputError
 from ocrkit.io import expand_paths, load_image
 from ocrkit.pipeline import DEFAULT_RECOGNIZER, resolve_model
+from ocrkit.recognition.ctc_decoding import DECODINGS
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -21,7 +22,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--rec-model", type=Path, help="recognizer folder (default: the shipped model)")
     p.add_argument(
         "--decoding",
-        choices=("attention", "ctc"),
+        choices=DECODINGS,
         help="override the model's decoder (ocrkit.json `decoding`)",
     )
     p.add_argument("--batch-size", type=int, default=32)

@@ -17,9 +17,7 @@ class ModelConfig:
     dropout: float = 0.1  # decoder dropout (the ViT encoder uses none)
     label_smoothing: float = 0.0  # keep 0: smoothing destabilises TrOCR training (see task.py)
     ctc_weight: float = 0.0  # >0: auxiliary CTC loss on the encoder's patches (see ocrkit/recognition/ctc.py)
-    decoding: str = (
-        "attention"  # attention (TrOCR decoder) | ctc (best path of the CTC head; needs ctc_weight>0)
-    )
+    decoding: str = "attention"  # attention (TrOCR decoder) | ctc (the CTC head; needs ctc_weight > 0)
     init_weights: str = ""  # a .safetensors file (e.g. a checkpoint's model.safetensors) to start from
 
     def __post_init__(self) -> None:

@@ -1,23 +1,25 @@
-"""Auxiliary CTC loss on the ViT encoder, used only in training.
+"""Auxiliary CTC head on the ViT encoder: its training loss, and reading lines with it in torch.
 
 From scratch, the TrOCR decoder first learns a character language model and ignores the image: on
 this CPU the loss sat at the unconditional ~2.8 nats/token for 1000+ steps while the decoder's
 output did not depend on the image. A CTC head on the encoder's patch features, read column by
 column (left to right, top to bottom inside a column), forces the encoder to make glyph-level
 features in reading order, which the decoder's cross-attention can then use (hybrid CTC/attention
-training, as in speech recognition). Inference still decodes with the TrOCR decoder; the head is
-not exported.
+training, as in speech recognition). The head is saved beside the HF weights (ctc_head.safetensors);
+a model whose ocrkit.json says `decoding: ctc` reads with it (ocrkit/recognition/ctc_decoding.py).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 from safetensors.torch import save_file
 
-from ocrkit.recognition.ctc_decoding import HEAD_FILE
+from ocrkit.recognition.ctc_decoding import HEAD_FILE, ctc_decode
+from ocrkit.recognition.tokenizer import decode
 
 HEAD = "ctc_head"
 
@@ -32,6 +34,26 @@ def save_head(model: torch.nn.Module, out_dir: Path) -> None:
     if head is not None:
         tensors = {"weight": head.weight.detach().float().contiguous(), "bias": head.bias.detach().float()}
         save_file(tensors, str(Path(out_dir) / HEAD_FILE), metadata={"format": "pt"})
+
+
+def head_arrays(model: torch.nn.Module) -> tuple[np.ndarray, np.ndarray] | None:
+    """The model's CTC head as float32 numpy (weight, bias), or None without one."""
+    head = getattr(model, HEAD, None)
+    if head is None:
+        return None
+    return head.weight.detach().float().cpu().numpy(), head.bias.detach().float().cpu().numpy()
+
+
+def ctc_read(
+    model: torch.nn.Module, tokenizer, pixels: torch.Tensor, head: tuple[np.ndarray, np.ndarray]
+) -> list[tuple[str, float]]:
+    """Encoder (torch) → best path of the head (the numpy code the ONNX runtime uses) → (text, confidence)."""
+    with torch.no_grad():
+        states = model.encoder(pixel_values=pixels, interpolate_pos_encoding=True).last_hidden_state
+    decoded = ctc_decode(
+        states.float().cpu().numpy(), tuple(pixels.shape[-2:]), *head, model.config.pad_token_id
+    )
+    return [(decode(tokenizer, ids), conf) for ids, conf in decoded]
 
 
 def ctc_loss(

@@ -12,12 +12,13 @@ from transformers.utils import logging as hf_logging
 
 from ocrkit.errors import ModelError
 from ocrkit.io import check_model_dir
-from ocrkit.recognition.ctc_decoding import ctc_decode, load_head, model_decoding
+from ocrkit.recognition.ctc import ctc_read
+from ocrkit.recognition.ctc_decoding import load_head, model_decoding
 from ocrkit.recognition.decoding import generate
 from ocrkit.recognition.model import freeze_unused
 from ocrkit.recognition.preprocessing import LinePreprocess
 from ocrkit.recognition.sampler import AspectRatioBatchSampler
-from ocrkit.recognition.tokenizer import decode, load_tokenizer
+from ocrkit.recognition.tokenizer import load_tokenizer
 
 
 class Recognizer:
@@ -73,11 +74,4 @@ class Recognizer:
     def _decode(self, pixels: torch.Tensor) -> list[tuple[str, float]]:
         if self.ctc_head is None:
             return generate(self.model, self.tokenizer, pixels, self.num_beams)
-        states = self.model.encoder(pixel_values=pixels, interpolate_pos_encoding=True).last_hidden_state
-        decoded = ctc_decode(
-            states.float().cpu().numpy(),
-            tuple(pixels.shape[-2:]),
-            *self.ctc_head,
-            self.model.config.pad_token_id,
-        )
-        return [(decode(self.tokenizer, ids), conf) for ids, conf in decoded]
+        return ctc_read(self.model, self.tokenizer, pixels, self.ctc_head)

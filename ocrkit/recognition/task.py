@@ -23,14 +23,13 @@ from transformers.models.vision_encoder_decoder.modeling_vision_encoder_decoder 
 from ocrkit.data.lines_dataset import LinesDataset
 from ocrkit.recognition.collate import IGNORE, LineCollator
 from ocrkit.recognition.config import RecognizerConfig
-from ocrkit.recognition.ctc import HEAD, add_ctc_head, ctc_loss, save_head
-from ocrkit.recognition.ctc_decoding import ctc_decode
+from ocrkit.recognition.ctc import HEAD, add_ctc_head, ctc_loss, ctc_read, head_arrays, save_head
 from ocrkit.recognition.decoding import generate
 from ocrkit.recognition.metrics import ErrorCounts
 from ocrkit.recognition.model import create_recognizer
 from ocrkit.recognition.preprocessing import LinePreprocess
 from ocrkit.recognition.sampler import AspectRatioBatchSampler
-from ocrkit.recognition.tokenizer import build_tokenizer, decode, load_tokenizer
+from ocrkit.recognition.tokenizer import build_tokenizer, load_tokenizer
 
 _NO_DECAY = ("bias", "norm", "position_embeddings", "cls_token", "embed_positions", "embed_tokens")
 
@@ -164,7 +163,7 @@ class RecognitionTask:
         data = self.val_dataset()
         model = _unwrap(model)
         device = next(model.parameters()).device
-        head = getattr(model, HEAD, None)
+        head = head_arrays(model)
         counts = {"attention": ErrorCounts(), **({"ctc": ErrorCounts()} if head is not None else {})}
         for batch_ids in AspectRatioBatchSampler(
             data.padded_shapes(), self.config.data.eval_batch_size, seed=0
@@ -172,15 +171,7 @@ class RecognitionTask:
             pixels = self.collate([data[i] for i in batch_ids])["pixel_values"].to(device)
             texts = {"attention": [t for t, _ in generate(model, self.tokenizer, pixels)]}
             if head is not None:
-                states = model.encoder(pixel_values=pixels, interpolate_pos_encoding=True).last_hidden_state
-                decoded = ctc_decode(
-                    states.detach().float().cpu().numpy(),
-                    tuple(pixels.shape[-2:]),
-                    head.weight.detach().float().cpu().numpy(),
-                    head.bias.detach().float().cpu().numpy(),
-                    model.config.pad_token_id,
-                )
-                texts["ctc"] = [decode(self.tokenizer, ids) for ids, _ in decoded]
+                texts["ctc"] = [t for t, _ in ctc_read(model, self.tokenizer, pixels, head)]
             for name, preds in texts.items():
                 for i, text in zip(batch_ids, preds, strict=True):
                     rec = data.records[i]
@@ -198,7 +189,7 @@ class RecognitionTask:
         out_dir = Path(out_dir)
         out_dir.mkdir(parents=True, exist_ok=True)
         net = _unwrap(model)
-        weights = {k: v for k, v in net.state_dict().items() if not k.startswith(HEAD)}  # training-only head
+        weights = {k: v for k, v in net.state_dict().items() if not k.startswith(HEAD)}  # head: own file
         net.save_pretrained(out_dir, state_dict=weights, safe_serialization=True)
         save_head(net, out_dir)
         self.tokenizer.save_pretrained(out_dir)
