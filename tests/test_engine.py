@@ -13,7 +13,7 @@ from toy_task import ToyData, ToyTask, toy_settings
 from ocrkit.engine.checkpoint import latest_checkpoint
 from ocrkit.engine.schedule import lr_multiplier
 from ocrkit.engine.settings import TrainSettings
-from ocrkit.engine.trainer import Trainer, accumulate
+from ocrkit.engine.trainer import Trainer, accumulate, cpu_has_bf16, slow_bf16_warning
 
 HERE = Path(__file__).parent
 
@@ -119,3 +119,16 @@ def test_two_process_ddp_ranks_end_identical(tmp_path):
     for k in r0:
         torch.testing.assert_close(r0[k], r1[k], rtol=0, atol=0)
     assert (tmp_path / "model" / "model.safetensors").is_file()
+
+
+def test_bf16_warning_only_where_bf16_would_be_emulated():
+    assert "slower" in slow_bf16_warning("cpu", "bf16", native_bf16=False)
+    assert slow_bf16_warning("cpu", "bf16", native_bf16=True) is None
+    assert slow_bf16_warning("cpu", "no", native_bf16=False) is None
+    assert slow_bf16_warning("cuda", "bf16", native_bf16=False) is None
+
+
+@pytest.mark.skipif(not Path("/proc/cpuinfo").exists(), reason="needs /proc/cpuinfo")
+def test_cpu_bf16_detection_agrees_with_cpuinfo_flags():
+    flags = set(Path("/proc/cpuinfo").read_text().split())
+    assert cpu_has_bf16() == bool({"avx512_bf16", "amx_tile"} & flags)
