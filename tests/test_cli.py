@@ -169,19 +169,28 @@ def test_default_model_message_or_run(tmp_path, capsys, monkeypatch):
 
 
 def test_detect_crops_then_recognize(tmp_path, tiny_detector_dir, tiny_recognizer_dir, capsys):
+    import torch
+
     Image.fromarray(page_image()).save(tmp_path / "p.png")
-    code, _, err = run_cli(
-        [
-            "detect",
-            tmp_path / "p.png",
-            "--out",
-            tmp_path / "det",
-            "--crops",
-            "--det-model",
-            tiny_detector_dir,
-        ],
-        capsys,
-    )
+    threads = torch.get_num_threads()
+    try:
+        code, _, err = run_cli(
+            [
+                "detect",
+                tmp_path / "p.png",
+                "--out",
+                tmp_path / "det",
+                "--crops",
+                "--det-model",
+                tiny_detector_dir,
+                "--threads",
+                threads + 1,
+            ],
+            capsys,
+        )
+        assert torch.get_num_threads() == threads + 1  # --threads reached torch
+    finally:
+        torch.set_num_threads(threads)
     assert code == 0, err
     page = json.loads((tmp_path / "det" / "p.json").read_text())
     manifest = (tmp_path / "det" / "lines.jsonl").read_text().splitlines()

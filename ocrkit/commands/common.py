@@ -13,6 +13,14 @@ from ocrkit.errors import InputError
 from ocrkit.io import PageSource, expand_paths, iter_pages, load_page
 
 
+def set_torch_threads(threads: int | None) -> None:
+    """Honour `--threads` for the torch backend (None keeps torch's default: all cores)."""
+    if threads:
+        import torch
+
+        torch.set_num_threads(threads)
+
+
 class Failures:
     """Counts problems and prints each as one line on stderr (a traceback only with --debug)."""
 

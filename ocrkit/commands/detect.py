@@ -9,7 +9,7 @@ from pathlib import Path
 
 import cv2
 
-from ocrkit.commands.common import Failures, iter_loaded_pages, output_path
+from ocrkit.commands.common import Failures, iter_loaded_pages, output_path, set_torch_threads
 from ocrkit.document import Line, Page, write_atomic
 from ocrkit.pipeline import DEFAULT_DETECTOR, crop_lines, resolve_model
 from ocrkit.reading_order import reading_order
@@ -22,12 +22,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--det-model", type=Path, help="detector folder (default: the shipped model)")
     p.add_argument("--crops", action="store_true", help="also write line crops and lines.jsonl")
     p.add_argument("--device", default="cpu")
+    p.add_argument("--threads", type=int, help="CPU threads (default: all cores)")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from ocrkit.detection import load_detector
 
+    set_torch_threads(args.threads)
     detector = load_detector(resolve_model(args.det_model, DEFAULT_DETECTOR, "detector"), device=args.device)
     failures = Failures(args.debug)
     manifest: list[str] = []

@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from ocrkit.commands.common import Failures
+from ocrkit.commands.common import Failures, set_torch_threads
 from ocrkit.document import write_atomic
 from ocrkit.errors import InputError
 from ocrkit.io import expand_paths, load_image
@@ -27,6 +27,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--batch-size", type=int, default=32)
     p.add_argument("--device", default="cpu")
+    p.add_argument("--threads", type=int, help="CPU threads (default: all cores)")
     p.set_defaults(func=run)
 
 
@@ -58,6 +59,8 @@ def read_inputs(paths: list[str], failures: Failures) -> list[tuple[str, Path]]:
 
 def run(args: argparse.Namespace) -> int:
     from ocrkit.recognition import load_recognizer
+
+    set_torch_threads(args.threads)
 
     recognizer = load_recognizer(
         resolve_model(args.rec_model, DEFAULT_RECOGNIZER, "recognizer"),
