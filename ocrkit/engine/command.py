@@ -1,0 +1,47 @@
+"""The command line shared by `tools/train_detector.py` and `tools/train_recognizer.py`.
+
+Both read a YAML config with `--set key=value` overrides, build their task and hand it to the one
+Trainer; a bad config key or input is one `error:` line and exit code 2, not a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from ocrkit.config import ConfigError, load_config, to_dict
+from ocrkit.engine.task import Task
+from ocrkit.engine.trainer import Trainer
+from ocrkit.errors import OcrkitError
+
+
+def train_command(
+    description: str,
+    config_class: type,
+    make_task: Callable[[Any], Task],
+    config_help: str,
+    argv: list[str] | None = None,
+) -> int:
+    """Parse `-c CONFIG [--set k=v ...] [--resume]`, train, and return the process exit code."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("-c", "--config", required=True, help=config_help)
+    parser.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a config key, e.g. --set train.steps=100 (repeatable)",
+    )
+    parser.add_argument("--resume", action="store_true", help="continue from the latest checkpoint")
+    args = parser.parse_args(argv)
+    try:
+        config = load_config(config_class, args.config, args.overrides)
+        task = make_task(config)
+        Trainer(task, config.train, resume=args.resume, config=to_dict(config)).fit()
+    except (ConfigError, OcrkitError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return 0
