@@ -81,8 +81,12 @@ class _null_context:
 
 
 def cpu_has_bf16() -> bool:
-    """Whether this CPU computes bf16 natively; without it autocast emulates bf16 and runs far slower."""
-    return torch.cpu._is_avx512_bf16_supported() or torch.cpu._is_amx_tile_supported()
+    """Whether this CPU computes bf16 natively; without it autocast emulates bf16 and runs far slower.
+
+    torch exposes the CPU feature probes only as private helpers; a torch without them counts as no.
+    """
+    probes = ("_is_avx512_bf16_supported", "_is_amx_tile_supported")
+    return any(getattr(torch.cpu, name, lambda: False)() for name in probes)
 
 
 def slow_bf16_warning(device_type: str, mixed_precision: str, native_bf16: bool | None = None) -> str | None:
@@ -93,8 +97,8 @@ def slow_bf16_warning(device_type: str, mixed_precision: str, native_bf16: bool 
     if cpu_has_bf16() if native_bf16 is None else native_bf16:
         return None
     return (
-        "warning: mixed_precision=bf16 on a CPU without AVX512-BF16/AMX is emulated and ~11x slower "
-        "than fp32 here; set train.mixed_precision: 'no'"
+        "warning: mixed_precision=bf16 on a CPU without AVX512-BF16/AMX is emulated (a training step was "
+        "~11x slower than fp32 on an AVX2 CPU); set train.mixed_precision: 'no'"
     )
 
 
