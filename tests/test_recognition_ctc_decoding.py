@@ -83,6 +83,15 @@ def test_head_saved_beside_the_hf_weights_and_evaluated(ctc_model_dir):
     assert metrics["cer"] == metrics["cer_ctc"] and "cer_attention" in metrics
 
 
+def test_continuing_from_a_saved_folder_keeps_its_trained_head(ctc_model_dir, tmp_path):
+    _, model, folder, manifest = ctc_model_dir
+    config = tiny_config(manifest, tmp_path / "run", ctc_weight=0.5, decoding="ctc", pretrained=folder)
+    torch.manual_seed(11)  # a different seed: a fresh random head would differ from the saved one
+    resumed = RecognitionTask(config).build_model()
+    torch.testing.assert_close(resumed.ctc_head.weight, model.ctc_head.weight)
+    torch.testing.assert_close(resumed.ctc_head.bias, model.ctc_head.bias)
+
+
 def test_ctc_decoding_matches_an_independent_torch_best_path(ctc_model_dir):
     task, model, folder, _ = ctc_model_dir
     crops = [render_line("Total 12.50"), render_line("a much longer receipt line"), render_line("x")]

@@ -18,7 +18,8 @@ import torch
 import torch.nn.functional as F
 from safetensors.torch import save_file
 
-from ocrkit.recognition.ctc_decoding import HEAD_FILE, ctc_decode
+from ocrkit.errors import ModelError
+from ocrkit.recognition.ctc_decoding import HEAD_FILE, ctc_decode, load_head
 from ocrkit.recognition.tokenizer import decode
 
 HEAD = "ctc_head"
@@ -34,6 +35,18 @@ def save_head(model: torch.nn.Module, out_dir: Path) -> None:
     if head is not None:
         tensors = {"weight": head.weight.detach().float().contiguous(), "bias": head.bias.detach().float()}
         save_file(tensors, str(Path(out_dir) / HEAD_FILE), metadata={"format": "pt"})
+
+
+def restore_head(model: torch.nn.Module, model_dir: str | Path) -> None:
+    """Copy a folder's ctc_head.safetensors into the model's (already added) head."""
+    weight, bias = load_head(model_dir)
+    head = getattr(model, HEAD)
+    if tuple(head.weight.shape) != weight.shape:
+        expected = tuple(head.weight.shape)
+        raise ModelError(model_dir, f"CTC head shape {weight.shape} does not match the model's {expected}")
+    with torch.no_grad():
+        head.weight.copy_(torch.from_numpy(weight))
+        head.bias.copy_(torch.from_numpy(bias))
 
 
 def head_arrays(model: torch.nn.Module) -> tuple[np.ndarray, np.ndarray] | None:

@@ -23,7 +23,16 @@ from transformers.models.vision_encoder_decoder.modeling_vision_encoder_decoder 
 from ocrkit.data.lines_dataset import LinesDataset
 from ocrkit.recognition.collate import IGNORE, LineCollator
 from ocrkit.recognition.config import RecognizerConfig
-from ocrkit.recognition.ctc import HEAD, add_ctc_head, ctc_loss, ctc_read, head_arrays, save_head
+from ocrkit.recognition.ctc import (
+    HEAD,
+    add_ctc_head,
+    ctc_loss,
+    ctc_read,
+    head_arrays,
+    restore_head,
+    save_head,
+)
+from ocrkit.recognition.ctc_decoding import HEAD_FILE
 from ocrkit.recognition.decoding import generate
 from ocrkit.recognition.metrics import ErrorCounts
 from ocrkit.recognition.model import create_recognizer
@@ -63,6 +72,8 @@ class RecognitionTask:
         )
         if m.ctc_weight > 0:
             add_ctc_head(model, model.decoder.config.vocab_size)
+            if m.pretrained and (Path(m.pretrained) / HEAD_FILE).is_file():
+                restore_head(model, m.pretrained)  # continuing from a saved folder keeps its trained head
         if m.init_weights:
             load_model(model, m.init_weights, strict=False)  # a checkpoint may lack (or have) the CTC head
         return model.train()
