@@ -14,6 +14,7 @@ from ocrkit.errors import ModelError
 from ocrkit.export.recognizer import export_recognizer
 from ocrkit.recognition import load_recognizer
 from ocrkit.recognition.config import RecognizerConfig
+from ocrkit.recognition.ctc import restore_head
 from ocrkit.recognition.ctc_decoding import HEAD_FILE, best_path, patch_columns
 from ocrkit.recognition.task import RecognitionTask
 from ocrkit.runtime import OnnxRecognizer
@@ -90,6 +91,19 @@ def test_continuing_from_a_saved_folder_keeps_its_trained_head(ctc_model_dir, tm
     resumed = RecognitionTask(config).build_model()
     torch.testing.assert_close(resumed.ctc_head.weight, model.ctc_head.weight)
     torch.testing.assert_close(resumed.ctc_head.bias, model.ctc_head.bias)
+
+
+def test_restoring_a_head_of_another_vocabulary_names_the_folder(ctc_model_dir, tmp_path):
+    _, model, folder, _ = ctc_model_dir
+    wrong = tmp_path / "other_vocab"
+    wrong.mkdir()
+    head = model.ctc_head
+    save_file(
+        {"weight": head.weight[:8].detach().contiguous(), "bias": head.bias[:8].detach()},
+        str(wrong / HEAD_FILE),
+    )
+    with pytest.raises(ModelError, match="other_vocab.*CTC head shape"):
+        restore_head(model, wrong)
 
 
 def test_ctc_decoding_matches_an_independent_torch_best_path(ctc_model_dir):
