@@ -1,6 +1,10 @@
 import json
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
+from PIL import Image
 
 from ocrkit.document import Line, Page
 from ocrkit.evaluation import row_order_text, score_records, score_subset
@@ -112,3 +116,20 @@ def test_raising_the_threshold_afterwards_equals_detecting_with_it():
         direct, _ = postprocess(logits, boxes, geometry, high)
         assert 0 < len(kept.lines) < len(page.lines)
         np.testing.assert_allclose(np.array([ln.bbox for ln in kept.lines]), direct)
+
+
+def test_evaluate_pages_with_ground_truth_boxes(tmp_path, tiny_detector_dir, tiny_recognizer_dir):
+    """--gt-boxes reads exactly the annotated boxes: detection scores are perfect, CER is the recognizer's."""
+    gt = write_coco(tmp_path)
+    (tmp_path / "images").mkdir()
+    Image.new("RGB", (400, 200), "white").save(tmp_path / "images" / "p1.jpg")
+    out = tmp_path / "scores.json"
+    script = Path(__file__).resolve().parents[1] / "tools" / "evaluate.py"
+    cmd = [sys.executable, str(script), "pages", "--gt", str(gt), "--gt-boxes", "--json", str(out)]
+    models = ["--det-model", str(tiny_detector_dir), "--rec-model", str(tiny_recognizer_dir)]
+    res = subprocess.run(cmd + models, capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr
+    (row,) = json.loads(out.read_text()).values()
+    assert row["precision"] == row["recall"] == row["f1"] == 1.0 and 0.0 < row["cer"]
+    res = subprocess.run(cmd + ["--pred", str(tmp_path)], capture_output=True, text=True, timeout=60)
+    assert res.returncode == 2 and "--gt-boxes" in res.stderr

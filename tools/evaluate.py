@@ -5,6 +5,8 @@ pages: python tools/evaluate.py pages --gt DIR_OR_COCO... [--pred DIR] [--det-mo
        Without --pred, runs ocrkit itself (torch or onnx backend) and scores its pages.
        --min-score 0.2 0.3 0.4: one table per detector score threshold (pick it on validation data
        from one low-threshold run; post-processing makes this equal to re-running at each threshold).
+       --gt-boxes: recognise the ground-truth boxes instead of detected ones, so page CER minus this
+       run's CER is what detection costs.
 rec:   python tools/evaluate.py rec --gt lines.jsonl --pred preds.jsonl
        per subset: CER and WER (micro), case-insensitive for records with "case_sensitive": false.
 """
@@ -37,10 +39,16 @@ def run_ocrkit(coco_path: Path, args: argparse.Namespace) -> dict:
     from ocrkit.pipeline import OCR
 
     ocr = OCR(args.det_model, args.rec_model, backend=args.backend, threads=args.threads)
+    coco = load_coco(coco_path)
     pages = {}
-    for image in load_coco(coco_path).dataset["images"]:
+    for image in coco.dataset["images"]:
         path = coco_path.parent / image["file_name"]
-        pages[path.stem] = ocr.read_array(load_image(path), name=str(path))
+        if args.gt_boxes:
+            anns = coco.loadAnns(coco.getAnnIds(imgIds=image["id"]))
+            boxes = [[x, y, x + w, y + h] for x, y, w, h in (a["bbox"] for a in anns)]
+            pages[path.stem] = ocr.read_boxes(load_image(path), boxes, name=str(path))
+        else:
+            pages[path.stem] = ocr.read_array(load_image(path), name=str(path))
         if args.save_pred:
             out = Path(args.save_pred) / coco_path.parent.name / f"{path.stem}.json"
             out.parent.mkdir(parents=True, exist_ok=True)
@@ -107,6 +115,11 @@ def main() -> int:
     p.add_argument("--save-pred", help="with no --pred: also write ocrkit's page JSON here")
     p.add_argument("--json", help="write the results table as JSON")
     p.add_argument("--min-score", type=float, nargs="+", help="also score with these detector thresholds")
+    p.add_argument(
+        "--gt-boxes",
+        action="store_true",
+        help="read the ground-truth line boxes instead of detecting (the recognizer's share of page CER)",
+    )
     p.set_defaults(func=cmd_pages)
     r = sub.add_parser("rec", help="CER/WER of recognizer predictions against a lines.jsonl manifest")
     r.add_argument("--gt", required=True)
@@ -114,6 +127,8 @@ def main() -> int:
     r.add_argument("--json")
     r.set_defaults(func=cmd_rec)
     args = parser.parse_args()
+    if getattr(args, "gt_boxes", False) and args.pred:
+        parser.error("--gt-boxes runs the recognizer itself; it cannot score --pred files")
     return args.func(args)
 
 
