@@ -18,6 +18,7 @@ import json
 import sys
 from pathlib import Path
 
+from ocrkit.boxes import xywh_to_xyxy
 from ocrkit.evaluation import drop_unconfident, read_prediction_dir, score_records, score_subset
 
 
@@ -45,7 +46,7 @@ def run_ocrkit(coco_path: Path, args: argparse.Namespace) -> dict:
         path = coco_path.parent / image["file_name"]
         if args.gt_boxes:
             anns = coco.loadAnns(coco.getAnnIds(imgIds=image["id"]))
-            boxes = [[x, y, x + w, y + h] for x, y, w, h in (a["bbox"] for a in anns)]
+            boxes = xywh_to_xyxy([a["bbox"] for a in anns])
             pages[path.stem] = ocr.read_boxes(load_image(path), boxes, name=str(path))
         else:
             pages[path.stem] = ocr.read_array(load_image(path), name=str(path))
