@@ -69,7 +69,7 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=640, help="square input side (multiple of 32)")
     parser.add_argument("--batch", type=int, default=4)
     parser.add_argument("--lines", type=int, default=40, help="ground-truth lines per image")
-    parser.add_argument("--queries", type=int, default=100)
+    parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--denoising", type=int, default=100)
     parser.add_argument("--decoder-layers", type=int, default=0, help="0 = the size's default")
     parser.add_argument("--threads", type=int, default=1, help="torch threads (1 = CPU s equal idle wall s)")

@@ -154,7 +154,7 @@ def _label_kwargs() -> dict[str, Any]:
 
 
 def detector_config(
-    arch: str, size: str, num_queries: int = 100, num_denoising: int = 100, **overrides: Any
+    arch: str, size: str, num_queries: int = 300, num_denoising: int = 100, **overrides: Any
 ) -> PretrainedConfig:
     """The transformers config of a randomly initialised one-class detector (no pretrained weights)."""
     if arch not in ARCHS:
@@ -179,7 +179,7 @@ def detector_config(
 def create_detector(
     arch: str = "dfine",
     size: str = "n",
-    num_queries: int = 100,
+    num_queries: int = 300,
     num_denoising: int = 100,
     pretrained: str | Path | None = None,
     **overrides: Any,
