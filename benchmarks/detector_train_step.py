@@ -15,6 +15,7 @@ import time
 
 import torch
 
+from ocrkit.detection.config import DEFAULT_NUM_QUERIES
 from ocrkit.detection.factory import create_detector
 
 
@@ -69,7 +70,7 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=640, help="square input side (multiple of 32)")
     parser.add_argument("--batch", type=int, default=4)
     parser.add_argument("--lines", type=int, default=40, help="ground-truth lines per image")
-    parser.add_argument("--queries", type=int, default=300)
+    parser.add_argument("--queries", type=int, default=DEFAULT_NUM_QUERIES)
     parser.add_argument("--denoising", type=int, default=100)
     parser.add_argument("--decoder-layers", type=int, default=0, help="0 = the size's default")
     parser.add_argument("--threads", type=int, default=1, help="torch threads (1 = CPU s equal idle wall s)")

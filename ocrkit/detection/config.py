@@ -8,13 +8,17 @@ from ocrkit.data.coco_dataset import AugmentConfig
 from ocrkit.detection.postprocess import PostConfig
 from ocrkit.engine.settings import TrainSettings
 
+# Detections per image. Receipts have up to ~120 lines and a DETR spends several queries on one line;
+# 100 queries capped recall on dense pages (README, "Training").
+DEFAULT_NUM_QUERIES = 300
+
 
 @dataclass
 class ModelConfig:
     arch: str = "dfine"  # dfine | rtdetr | rtdetr_v2
     size: str = "n"  # dfine: n | n8 | s; rtdetr*: r18
     pretrained: str = ""  # hub id or local HF folder to start from (re-headed to one class); "" = random init
-    num_queries: int = 300  # detections per image: receipts have up to ~120 lines, duplicates use some
+    num_queries: int = DEFAULT_NUM_QUERIES
     num_denoising: int = 100  # denoising queries per training image group (0 = off)
     decoder_layers: int = 0  # 0 = the size's default
     channels_last: bool = True  # NHWC memory layout for the convolutions: faster oneDNN kernels on CPU

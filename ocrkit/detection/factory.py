@@ -30,6 +30,7 @@ from transformers import (
     RTDetrV2ForObjectDetection,
 )
 
+from ocrkit.detection.config import DEFAULT_NUM_QUERIES
 from ocrkit.detection.loss import install_ciou_loss
 
 LABEL = "text_line"
@@ -154,7 +155,7 @@ def _label_kwargs() -> dict[str, Any]:
 
 
 def detector_config(
-    arch: str, size: str, num_queries: int = 300, num_denoising: int = 100, **overrides: Any
+    arch: str, size: str, num_queries: int = DEFAULT_NUM_QUERIES, num_denoising: int = 100, **overrides: Any
 ) -> PretrainedConfig:
     """The transformers config of a randomly initialised one-class detector (no pretrained weights)."""
     if arch not in ARCHS:
@@ -179,7 +180,7 @@ def detector_config(
 def create_detector(
     arch: str = "dfine",
     size: str = "n",
-    num_queries: int = 300,
+    num_queries: int = DEFAULT_NUM_QUERIES,
     num_denoising: int = 100,
     pretrained: str | Path | None = None,
     **overrides: Any,
