@@ -197,15 +197,30 @@ def receipt(cv: Canvas, tg: TextGen) -> None:
         s = cv.w * rng.uniform(0.12, 0.25)
         cv.logo(cx - s / 2, y, s)
         y += s * 1.1
-    big = int(size * rng.uniform(1.0, 1.6))
-    line(cx, _fit_words(cv, tg.shop_name(), font, big, x1 - x0), "center", bold, big)
-    y += big * leading
+    # Real receipts often print the shop name and the document type in a larger, bolder face than the
+    # body (the shipped detector missed such headings on SROIE), so headings may switch font and grow.
+    head_font = font if tg.chance(0.5) else fonts.pick(str(tg.choice(("condensed", "sans_bold"))), rng)
+
+    def heading(text: str, scale: float) -> None:
+        nonlocal y
+        sz = int(size * scale)
+        cv.text(
+            cx,
+            y + _ascent(head_font, sz),
+            _fit_words(cv, text, head_font, sz, x1 - x0),
+            head_font,
+            sz,
+            "center",
+            bold,
+        )
+        y += sz * leading
+
+    heading(tg.shop_name(), rng.uniform(1.0, 2.2))
     for _ in range(int(rng.integers(2, 6))):
         line(cx, _fit_words(cv, up(tg.receipt_header_line()), font, size, x1 - x0), "center")
         y += pitch
     sep()
-    line(
-        cx,
+    heading(
         up(
             tg.choice(
                 (
@@ -222,10 +237,8 @@ def receipt(cv: Canvas, tg: TextGen) -> None:
                 )
             )
         ),
-        "center",
-        bold,
+        rng.uniform(1.0, 1.8) if tg.chance(0.5) else 1.0,
     )
-    y += pitch
     for _ in range(int(rng.integers(1, 4))):
         k, v = tg.receipt_meta()
         if tg.chance(0.4):
@@ -268,7 +281,7 @@ def receipt(cv: Canvas, tg: TextGen) -> None:
     sep()
     key_right = tg.chance(0.35)
     for i in range(int(rng.integers(2, 8))):
-        st, sz = (bold, int(size * rng.uniform(1.0, 1.4))) if i == 0 and tg.chance(0.4) else (style, size)
+        st, sz = (bold, int(size * rng.uniform(1.0, 1.8))) if i == 0 and tg.chance(0.4) else (style, size)
         k = up(tg.receipt_key())
         if key_right:
             line(x0 + (x1 - x0) * 0.62, k, "right", st, sz)
