@@ -46,7 +46,9 @@ def synthetic_lines(n: int, seed: int = 0) -> list[tuple[np.ndarray, str]]:
     return out
 
 
-def train_speed(task: RecognitionTask, model: torch.nn.Module, lines, batch_size: int, steps: int) -> float:
+def train_speed(
+    task: RecognitionTask, model: torch.nn.Module, lines, batch_size: int, steps: int, bf16: bool = False
+) -> float:
     images = [task.preprocess.apply(img) for img, _ in lines]
     labels = [encode_label(task.tokenizer, text) for _, text in lines]
     batches = AspectRatioBatchSampler([im.shape[:2] for im in images], batch_size, seed=0).batches()
@@ -59,7 +61,8 @@ def train_speed(task: RecognitionTask, model: torch.nn.Module, lines, batch_size
             "labels": pad_labels([labels[j] for j in idx]),
         }
         start = time.perf_counter()
-        loss = task.loss(model, batch) / task.units(batch)
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+            loss = task.loss(model, batch) / task.units(batch)
         loss.backward()
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)
@@ -116,6 +119,7 @@ def main() -> None:
     parser.add_argument("--lines", type=int, default=64, help="lines per inference measurement")
     parser.add_argument("--tokens", type=int, default=36, help="decode length for a random-init model")
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--bf16", action="store_true", help="bf16 autocast in the training measurement")
     parser.add_argument("--padding", metavar="MANIFEST", help="only report batch padding of a lines.jsonl")
     args = parser.parse_args()
     if args.padding:
@@ -138,12 +142,10 @@ def main() -> None:
     n_params = sum(p.numel() for p in {id(p): p for p in model.parameters()}.values())
     print(
         f"model: {args.model or args.size} ({n_params / 1e6:.2f}M params), longest={config.data.longest}, "
-        f"max_height={config.data.max_height}, fp32"
+        f"max_height={config.data.max_height}, training {'bf16 autocast' if args.bf16 else 'fp32'}"
     )
-    print(
-        f"training:  {train_speed(task, model, lines, args.batch_size, args.train_steps):6.1f} lines/s "
-        f"(batch {args.batch_size}, forward+backward+AdamW)"
-    )
+    speed = train_speed(task, model, lines, args.batch_size, args.train_steps, args.bf16)
+    print(f"training:  {speed:6.1f} lines/s (batch {args.batch_size}, forward+backward+AdamW)")
 
     crops = [img for img, _ in lines[: args.lines]]
     if args.model:  # freshly loaded (the training measurement changed `model`), each decoding it has
