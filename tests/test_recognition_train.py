@@ -71,6 +71,20 @@ def test_max_chars_skips_long_lines_instead_of_truncating(manifest, tmp_path):
         RecognitionTask(cfg).train_dataset()
 
 
+def test_val_limit_samples_the_whole_manifest_reproducibly(tmp_path):
+    texts = [f"line {i}" for i in range(40)]
+    path = write_manifest(tmp_path, texts)
+    cfg = tiny_config(path, tmp_path)
+    cfg.data.val_limit = 8
+    picked = [r["text"] for r in RecognitionTask(cfg).val_dataset().records]
+    assert len(picked) == 8 and len(set(picked)) == 8
+    assert picked != texts[:8] and max(texts.index(t) for t in picked) >= 20  # not the first lines
+    assert picked == sorted(picked, key=texts.index)  # manifest order kept
+    assert picked == [r["text"] for r in RecognitionTask(cfg).val_dataset().records]  # same sample each time
+    cfg.data.val_limit = 0
+    assert len(RecognitionTask(cfg).val_dataset()) == 40
+
+
 def test_bucketing_reduces_padding_and_is_deterministic():
     rng = np.random.default_rng(0)
     pre = LinePreprocess(longest=512, max_height=64)

@@ -13,6 +13,7 @@ from typing import Any
 
 import albumentations as A
 import cv2
+import numpy as np
 from PIL import Image
 from torch.utils.data import Dataset
 from transformers import PreTrainedTokenizerBase
@@ -99,8 +100,10 @@ class LinesDataset(Dataset):
             self.records = [r for r in self.records if len(r["text"]) <= max_chars]
             if not self.records:
                 raise InputError(manifest, f"no line has <= {max_chars} characters (data.max_chars)")
-        if limit:
-            self.records = self.records[:limit]
+        if 0 < limit < len(self.records):  # a seeded sample over the whole manifest: its first lines
+            # come from a handful of pages (manifests are in page order), a noisy, layout-biased selector
+            picked = np.random.default_rng(0).choice(len(self.records), limit, replace=False)
+            self.records = [self.records[i] for i in sorted(picked)]
         self.tokenizer = tokenizer
         self.preprocess = preprocess
         self.augment = light_augment() if augment else None

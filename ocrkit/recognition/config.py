@@ -33,7 +33,7 @@ class ModelConfig:
 class DataConfig:
     train: str = "data/synth/lines/train/lines.jsonl"  # JSONL manifest {"image": rel/abs path, "text": ...}
     val: str = "data/synth/lines/val/lines.jsonl"  # manifest evaluated every train.eval_every steps
-    val_limit: int = 300  # evaluate on the first N validation lines (CPU budget); 0 = all
+    val_limit: int = 300  # evaluate on a seeded sample of N validation lines (CPU budget); 0 = all
     eval_batch_size: int = 32  # lines per greedy-decoding batch during evaluation
     max_chars: int = 0  # >0: skip training lines longer than this (never truncate a label its image shows)
     augment: bool = True  # light scan-like augmentation of training crops
