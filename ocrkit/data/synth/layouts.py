@@ -174,8 +174,10 @@ def receipt(cv: Canvas, tg: TextGen) -> None:
     up = (lambda s: s.upper()) if caps else (lambda s: s)
     y = cv.h * rng.uniform(0.02, 0.08)
 
-    def line(x: float, text: str, align: str = "left", st: Style = style, sz: int = size) -> None:
-        cv.text(x, y + _ascent(font, sz), text, font, sz, align, st)
+    def line(
+        x: float, text: str, align: str = "left", st: Style = style, sz: int = size, face: str = font
+    ) -> None:
+        cv.text(x, y + _ascent(face, sz), text, face, sz, align, st)
 
     def sep() -> None:
         nonlocal y
@@ -204,15 +206,7 @@ def receipt(cv: Canvas, tg: TextGen) -> None:
     def heading(text: str, scale: float) -> None:
         nonlocal y
         sz = int(size * scale)
-        cv.text(
-            cx,
-            y + _ascent(head_font, sz),
-            _fit_words(cv, text, head_font, sz, x1 - x0),
-            head_font,
-            sz,
-            "center",
-            bold,
-        )
+        line(cx, _fit_words(cv, text, head_font, sz, x1 - x0), "center", bold, sz, head_font)
         y += sz * leading
 
     heading(tg.shop_name(), rng.uniform(1.0, 2.2))
