@@ -128,3 +128,36 @@ def test_lines_manifest(tmp_path: Path) -> None:
         with Image.open(tmp_path / rec["image"]) as im:
             assert im.width >= 2 and im.height >= 6
     assert len(list((tmp_path / "images").iterdir())) == 25  # nothing beyond n left on disk
+
+
+def _median_crop_height(folder: Path) -> float:
+    records = [json.loads(line) for line in (folder / "lines.jsonl").read_text().splitlines()]
+    heights = []
+    for rec in records:
+        with Image.open(folder / rec["image"]) as im:
+            heights.append(im.height)
+    return float(np.median(heights))
+
+
+def test_page_scale_makes_line_crops_taller(tmp_path: Path) -> None:
+    # Same seed and layouts, so the same pages, once at detector size and once rendered twice as large.
+    kinds = {"prose": 1}
+    generate_lines(tmp_path / "x1", 24, seed=4, kinds=kinds, page_scale=(1.0, 1.0), progress=False)
+    generate_lines(tmp_path / "x2", 24, seed=4, kinds=kinds, page_scale=(2.0, 2.0), progress=False)
+    ratio = _median_crop_height(tmp_path / "x2") / _median_crop_height(tmp_path / "x1")
+    assert 1.6 < ratio < 2.4
+    with pytest.raises(ValueError, match="page_scale"):
+        generate_lines(tmp_path / "bad", 2, page_scale=(2.0, 1.0), progress=False)
+
+
+def test_stretch_contrast_maps_grey_on_grey_to_black_on_white() -> None:
+    from ocrkit.data.synth.crops import stretch_contrast
+
+    rng = np.random.default_rng(0)
+    gray = np.full((32, 200), 210, np.uint8)
+    gray[10:22, 20:180] = 95  # faded ink on thermal paper
+    gray = np.clip(gray + rng.normal(0, 2, gray.shape), 0, 255).astype(np.uint8)
+    out = stretch_contrast(gray)
+    assert out[15, 100] < 15 and out[2, 100] > 240
+    flat = np.full((32, 200), 128, np.uint8)
+    assert np.array_equal(stretch_contrast(flat), flat)  # nothing to stretch: unchanged

@@ -28,6 +28,13 @@ def register(sub: argparse._SubParsersAction) -> None:
             help="comma-separated layout weights, e.g. receipt=1,prose=0.5 "
             "(receipt, prose, table, form, letter, fraktur, handwriting)",
         )
+        if what == "lines":
+            q.add_argument(
+                "--page-scale",
+                default="1.0,2.6",
+                help="LOW,HIGH: each source page is rendered this many times larger than a detector page, "
+                "so crops are as many pixels tall as lines on real scans (default 1.0,2.6)",
+            )
         q.set_defaults(func=run)
 
 
@@ -48,20 +55,32 @@ def _parse_layouts(spec: str | None) -> dict[str, float] | None:
     return weights
 
 
+def _parse_scale(spec: str) -> tuple[float, float]:
+    low, _, high = spec.partition(",")
+    try:
+        scale = (float(low), float(high or low))
+    except ValueError:
+        raise OcrkitError(f"--page-scale: expected LOW,HIGH numbers, got {spec!r}") from None
+    if not 0 < scale[0] <= scale[1]:
+        raise OcrkitError(f"--page-scale: need 0 < LOW <= HIGH, got {spec!r}")
+    return scale
+
+
 def run(args: argparse.Namespace) -> int:
     from ocrkit.data.synth.generate import generate_lines, generate_pages
 
     if args.n < 1 or args.workers < 1:
         raise OcrkitError("--n and --workers must be at least 1")
-    generate = generate_pages if args.what == "pages" else generate_lines
-    stats = generate(
-        args.out,
-        args.n,
-        seed=args.seed,
-        workers=args.workers,
-        degrade=not args.clean,
-        kinds=_parse_layouts(args.layouts),
-        preview_dir=args.preview,
-    )
+    common = {
+        "seed": args.seed,
+        "workers": args.workers,
+        "degrade": not args.clean,
+        "kinds": _parse_layouts(args.layouts),
+        "preview_dir": args.preview,
+    }
+    if args.what == "pages":
+        stats = generate_pages(args.out, args.n, **common)
+    else:
+        stats = generate_lines(args.out, args.n, page_scale=_parse_scale(args.page_scale), **common)
     print(json.dumps(stats))
     return 0

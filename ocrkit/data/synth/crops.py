@@ -7,6 +7,16 @@ import cv2
 import numpy as np
 
 MAX_BITONAL_INK = 0.3  # a binarised line crop with more black than this is unreadable
+MIN_STRETCH_RANGE = 24  # grey levels; a flatter crop (blank or all ink) is left as it is
+
+
+def stretch_contrast(gray: np.ndarray) -> np.ndarray:
+    """Map the 1st-99th percentile grey levels to 0-255: scanners and receipt photos in the real sets give
+    near-black ink on near-white paper, where faded ink on thermal paper renders grey on grey."""
+    lo, hi = np.percentile(gray, (1, 99))
+    if hi - lo < MIN_STRETCH_RANGE:
+        return gray
+    return np.clip((gray.astype(np.float32) - lo) * (255.0 / (hi - lo)), 0, 255).astype(np.uint8)
 
 
 def crop_line(
@@ -28,8 +38,9 @@ def crop_line(
     m[:, 2] -= (cx0, cy0)
     crop = cv2.warpAffine(img, m, (cw, ch), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
     r = rng.random()
-    if r < 0.45:  # returned 2-D: saved as a grayscale PNG
-        return cv2.cvtColor(crop, cv2.COLOR_RGB2GRAY)
+    if r < 0.45:  # returned 2-D: saved as a grayscale PNG, half of them contrast-stretched
+        gray = cv2.cvtColor(crop, cv2.COLOR_RGB2GRAY)
+        return stretch_contrast(gray) if rng.random() < 0.5 else gray
     if r < 0.55:
         _, bw = cv2.threshold(
             cv2.cvtColor(crop, cv2.COLOR_RGB2GRAY), 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU
