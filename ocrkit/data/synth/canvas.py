@@ -17,6 +17,7 @@ from ocrkit.data.synth import fonts
 from ocrkit.data.synth.text import fit_text
 
 INK_THRESHOLD = 64  # mask value (0-255) from which a pixel counts as ink for the box
+THIN_MIN_PX = 18  # below this font size a 1-px erosion breaks strokes apart instead of thinning them
 
 
 @dataclass
@@ -45,6 +46,7 @@ class Style:
     rotate: float = 0.0  # degrees, whole line (handwriting drift)
     dotmatrix: bool = False  # thermal/dot-matrix printer look
     strength: float = 1.0  # ink density 0..1 (faded print)
+    thin: bool = False  # strokes eroded by ~1 px: light faces, worn printer heads (SROIE has both)
 
 
 def _ink_bbox(mask: np.ndarray) -> tuple[int, int, int, int] | None:
@@ -117,11 +119,15 @@ class Canvas:
         if style.rotate:
             m = cv2.getRotationMatrix2D((width / 2, height / 2), style.rotate, 1.0)
             mask = cv2.warpAffine(mask, m, (width, height), flags=cv2.INTER_LINEAR)
+        if style.thin and size >= THIN_MIN_PX:
+            mask = cv2.erode(mask, np.ones((2, 2), np.uint8))
         if style.dotmatrix and size >= 16:  # below that a dot pitch of 3 px no longer reads as letters
             cell = max(3, round(size / 7))
             grid = np.tile(_dot_disk(cell), (height // cell + 1, width // cell + 1))[:height, :width]
             grown = cv2.dilate(mask, np.ones((2, 2), np.uint8))
             mask = (grown.astype(np.float32) * grid).astype(np.uint8)
+        if style.strength < 1.0:  # before cropping: the box must hold the ink as faint as it is drawn
+            mask = (mask.astype(np.float32) * style.strength).astype(np.uint8)
         bb = _ink_bbox(mask)
         if bb is None:
             return None
@@ -153,7 +159,7 @@ class Canvas:
         if x0 < 1 or y0 < 1 or x0 + w > self.w - 1 or y0 + h > self.h - 1 or self._collides(x0, y0, w, h):
             return None
         region = self.ink[y0 : y0 + h, x0 : x0 + w]
-        np.maximum(region, mask.astype(np.float32) * (style.strength / 255.0), out=region)
+        np.maximum(region, mask.astype(np.float32) / 255.0, out=region)
         self.lines.append(TextLine(text, x0, y0, mask))
         return x0, y0, x0 + w, y0 + h
 

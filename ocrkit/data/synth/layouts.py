@@ -168,8 +168,14 @@ def receipt(cv: Canvas, tg: TextGen) -> None:
     leading = rng.uniform(1.15, 1.6)
     pitch = size * leading
     dot = tg.chance(0.25)
-    style = Style(dotmatrix=dot, strength=float(rng.uniform(0.55, 1.0)), stroke=int(tg.chance(0.15)))
+    thin = not dot and tg.chance(0.3)
+    style = Style(
+        dotmatrix=dot, strength=float(rng.uniform(0.55, 1.0)), stroke=int(tg.chance(0.15)), thin=thin
+    )
     bold = Style(dotmatrix=dot, strength=style.strength, stroke=1 if size > 14 else 0)
+    # Real receipts mix faces by section (a serif header, a condensed meta block, a thin mono body on one
+    # SROIE page), where one face per receipt taught the detector only the face it was drawn in.
+    meta_font = font if tg.chance(0.6) else fonts.pick(str(tg.choice(("receipt", "condensed", "sans"))), rng)
     cv.min_gap = 0.9
     up = (lambda s: s.upper()) if caps else (lambda s: s)
     y = cv.h * rng.uniform(0.02, 0.08)
@@ -201,7 +207,9 @@ def receipt(cv: Canvas, tg: TextGen) -> None:
         y += s * 1.1
     # Real receipts often print the shop name and the document type in a larger, bolder face than the
     # body (the shipped detector missed such headings on SROIE), so headings may switch font and grow.
-    head_font = font if tg.chance(0.5) else fonts.pick(str(tg.choice(("condensed", "sans_bold"))), rng)
+    head_font = (
+        font if tg.chance(0.5) else fonts.pick(str(tg.choice(("condensed", "sans_bold", "serif_bold"))), rng)
+    )
 
     def heading(text: str, scale: float) -> None:
         nonlocal y
@@ -236,14 +244,14 @@ def receipt(cv: Canvas, tg: TextGen) -> None:
     for _ in range(int(rng.integers(1, 4))):
         k, v = tg.receipt_meta()
         if tg.chance(0.4):
-            line(x0, up(f"{k} {v}"))
+            line(x0, up(f"{k} {v}"), face=meta_font)
             k2, v2 = tg.receipt_meta()
-            line(x1, up(f"{k2} {v2}"), "right")
+            line(x1, up(f"{k2} {v2}"), "right", face=meta_font)
         elif tg.chance(0.5):
-            line(x0, up(k))
-            line(x0 + (x1 - x0) * 0.38, up(v))
+            line(x0, up(k), face=meta_font)
+            line(x0 + (x1 - x0) * 0.38, up(v), face=meta_font)
         else:
-            line(x0, up(f"{k} {v}"))
+            line(x0, up(f"{k} {v}"), face=meta_font)
         y += pitch
     sep()
     ncols = int(rng.choice([1, 2, 3]))  # extra numeric columns besides amount
