@@ -161,3 +161,14 @@ def test_stretch_contrast_maps_grey_on_grey_to_black_on_white() -> None:
     assert out[15, 100] < 15 and out[2, 100] > 240
     flat = np.full((32, 200), 128, np.uint8)
     assert np.array_equal(stretch_contrast(flat), flat)  # nothing to stretch: unchanged
+
+
+def test_lines_stop_rendering_once_n_is_reached(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ocrkit.data.synth import generate
+
+    rendered = []
+    original = generate._lines_job
+    monkeypatch.setattr(generate, "_lines_job", lambda job: rendered.append(job[0]) or original(job))
+    # 48 lines at 24 per page: the first batch plans 3 pages, but 2 dense prose pages are enough
+    stats = generate_lines(tmp_path, 48, seed=2, kinds={"prose": 1}, page_scale=(1.0, 1.0), progress=False)
+    assert rendered == [0, 1] and stats["pages_rendered"] == 2

@@ -172,13 +172,15 @@ def generate_lines(
                 (i, seed, str(out), charset, degrade, kinds, per_page, page_scale)
                 for i in range(next_page, next_page + batch)
             ]
-            next_page += batch
             for recs in _ordered_map(_lines_job, jobs, workers):
+                next_page += 1
                 take = recs[: n - len(records)]
                 for rec in recs[len(take) :]:  # rendered beyond n: not part of the data set
                     (out / rec["image"]).unlink()
                 records.extend(take)
                 bar.update(len(take))
+                if len(records) >= n:  # the batch is an estimate: don't render the pages it overshot
+                    break
     seconds = time.perf_counter() - start
     write_jsonl(out / "lines.jsonl", records)
     if preview_dir is not None:
