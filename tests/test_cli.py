@@ -210,3 +210,10 @@ def test_detect_crops_then_recognize(tmp_path, tiny_detector_dir, tiny_recognize
     preds = [json.loads(x) for x in (tmp_path / "preds.jsonl").read_text().splitlines()]
     assert [p["image"] for p in preds] == [json.loads(m)["image"] for m in manifest]
     assert all(isinstance(p["text"], str) and 0 <= p["score"] <= 1 for p in preds)
+
+
+def test_synth_lines_bad_page_scale_is_a_one_line_error(tmp_path, capsys):
+    for spec in ("2.6,1", "big,2"):
+        code, _, err = run_cli(["synth", "lines", "--n", 1, "--out", tmp_path, "--page-scale", spec], capsys)
+        assert code != 0 and "--page-scale" in err and "Traceback" not in err
+    assert not (tmp_path / "lines.jsonl").exists()

@@ -31,7 +31,6 @@ def register(sub: argparse._SubParsersAction) -> None:
         if what == "lines":
             q.add_argument(
                 "--page-scale",
-                default="1.0,2.6",
                 help="LOW,HIGH: each source page is rendered this many times larger than a detector page, "
                 "so crops are as many pixels tall as lines on real scans (default 1.0,2.6)",
             )
@@ -55,7 +54,11 @@ def _parse_layouts(spec: str | None) -> dict[str, float] | None:
     return weights
 
 
-def _parse_scale(spec: str) -> tuple[float, float]:
+def _parse_scale(spec: str | None) -> tuple[float, float]:
+    from ocrkit.data.synth.generate import LINE_PAGE_SCALE
+
+    if spec is None:
+        return LINE_PAGE_SCALE
     low, _, high = spec.partition(",")
     try:
         scale = (float(low), float(high or low))
