@@ -172,3 +172,31 @@ def test_lines_stop_rendering_once_n_is_reached(tmp_path: Path, monkeypatch: pyt
     # 48 lines at 24 per page: the first batch plans 3 pages, but 2 dense prose pages are enough
     stats = generate_lines(tmp_path, 48, seed=2, kinds={"prose": 1}, page_scale=(1.0, 1.0), progress=False)
     assert rendered == [0, 1] and stats["pages_rendered"] == 2
+
+
+def test_every_registered_font_loads_and_is_documented() -> None:
+    from ocrkit.data.synth import fonts
+
+    readme = (fonts.FONT_DIR / "README.md").read_text(encoding="utf-8")
+    files = {f for group in fonts.STYLES.values() for f in group}
+    for rel in sorted(files):
+        assert fonts.load(rel, 24).getlength("Ag0") > 0, rel
+        folder, stem = rel.split("/")[0], Path(rel).stem
+        assert (fonts.FONT_DIR / folder / "COPYRIGHT.debian").is_file(), rel
+        assert f"{folder}/" in readme and stem.split("-")[0] in readme, f"{rel} missing from fonts/README.md"
+
+
+def test_fraktur_issue_head_labels_the_letter_spaced_year_unspaced() -> None:
+    import re
+
+    from ocrkit.data.synth.render import render_page
+
+    years = []
+    for seed in range(30):
+        page = render_page(np.random.default_rng(seed), kinds={"fraktur": 1})
+        for (x0, y0, x1, y1), text in zip(page.boxes, page.texts, strict=True):
+            if re.fullmatch(r"1[6-8]\d\d\.?", text):
+                years.append((x1 - x0) / (y1 - y0) / len(text))
+    assert years, "no issue head in 30 fraktur pages"
+    # letter-spaced: each character takes more than its height in width (unspaced digits take ~0.7)
+    assert min(years) > 0.9
