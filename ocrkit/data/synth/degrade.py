@@ -1,6 +1,6 @@
 """Turns a drawn canvas into a scan/photo-like image: paper, ink, bleed-through, geometry, camera noise.
 
-Geometry is applied to the image and to every line's ink hull, so boxes stay tight after rotation and
+Geometry is applied to the image and to every line's ink hull, so boxes follow the ink after rotation and
 perspective. Photometric effects come from albumentations (seeded per page for determinism).
 """
 
@@ -149,10 +149,16 @@ def geometry(
             borderValue=tuple(float(v) for v in paper),
         )
     boxes = []
-    for hl in hulls:
+    for hl, ln in zip(hulls, cv.lines, strict=True):
         p = cv2.perspectiveTransform(hl[None], m)[0]
+        px, py = ln.pad
         boxes.append(
-            (float(p[:, 0].min()), float(p[:, 1].min()), float(p[:, 0].max() + 1), float(p[:, 1].max() + 1))
+            (
+                float(p[:, 0].min() - px),
+                float(p[:, 1].min() - py),
+                float(p[:, 0].max() + 1 + px),
+                float(p[:, 1].max() + 1 + py),
+            )
         )
     return out, boxes
 

@@ -17,7 +17,7 @@ from ocrkit.data.synth.text import TextGen
 @dataclass
 class RenderedPage:
     image: np.ndarray  # HxWx3 uint8 RGB
-    boxes: list[tuple[float, float, float, float]]  # xyxy pixels, tight around each line's ink
+    boxes: list[tuple[float, float, float, float]]  # xyxy pixels: ink plus the label margin (LABEL_PAD)
     texts: list[str]  # exactly what each box shows
     kind: str  # layout name
 
@@ -45,7 +45,7 @@ def render_page(
         img = 255.0 - 255.0 * np.repeat(np.clip(cv.ink + cv.stamp, 0, 1)[..., None], 3, axis=2)
         return RenderedPage(
             img.astype(np.uint8),
-            [tuple(map(float, ln.box)) for ln in cv.lines],
+            [_padded(ln.box, ln.pad, cv.w, cv.h) for ln in cv.lines],
             [ln.text for ln in cv.lines],
             plan.kind,
         )
@@ -55,3 +55,12 @@ def render_page(
     h, w = img.shape[:2]
     boxes = [(max(0.0, x0), max(0.0, y0), min(float(w), x1), min(float(h), y1)) for x0, y0, x1, y1 in boxes]
     return RenderedPage(img, boxes, [ln.text for ln in cv.lines], plan.kind)
+
+
+def _padded(
+    box: tuple[int, int, int, int], pad: tuple[float, float], width: int, height: int
+) -> tuple[float, float, float, float]:
+    """An ink box grown by the label margin, clipped to the page."""
+    x0, y0, x1, y1 = box
+    px, py = pad
+    return max(0.0, x0 - px), max(0.0, y0 - py), min(float(width), x1 + px), min(float(height), y1 + py)
