@@ -149,16 +149,10 @@ def geometry(
             borderValue=tuple(float(v) for v in paper),
         )
     boxes = []
-    for hl, ln in zip(hulls, cv.lines, strict=True):
+    for hl in hulls:
         p = cv2.perspectiveTransform(hl[None], m)[0]
-        px, py = ln.pad
         boxes.append(
-            (
-                float(p[:, 0].min() - px),
-                float(p[:, 1].min() - py),
-                float(p[:, 0].max() + 1 + px),
-                float(p[:, 1].max() + 1 + py),
-            )
+            (float(p[:, 0].min()), float(p[:, 1].min()), float(p[:, 0].max() + 1), float(p[:, 1].max() + 1))
         )
     return out, boxes
 

@@ -6,6 +6,7 @@ between an item and its price always produce separate boxes.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -448,8 +449,16 @@ def prose(cv: Canvas, tg: TextGen, font: str | None = None, fraktur: bool = Fals
 
 
 def _issue_head(
-    cv: Canvas, tg: TextGen, font: str, size: int, x0: float, x1: float, y: float, y_max: float, text
-) -> float:  # noqa: ANN001 - text: label transform (long s)
+    cv: Canvas,
+    tg: TextGen,
+    font: str,
+    size: int,
+    x0: float,
+    x1: float,
+    y: float,
+    y_max: float,
+    text: Callable[[str], str],
+) -> float:
     """The head of an 18th/19th-century periodical issue: a large title, a double rule, a letter-spaced year,
     the issue line, a rule and a section numeral, all centred. The shipped detector boxed such a page's
     double rule as text and missed its spaced year and issue line (the Kant sample), as none of these

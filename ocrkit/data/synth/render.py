@@ -53,14 +53,14 @@ def render_page(
     img, boxes = geometry(img, cv, plan, paper, rng)
     img = photometric(img, rng)
     h, w = img.shape[:2]
-    boxes = [(max(0.0, x0), max(0.0, y0), min(float(w), x1), min(float(h), y1)) for x0, y0, x1, y1 in boxes]
+    boxes = [_padded(box, ln.pad, w, h) for box, ln in zip(boxes, cv.lines, strict=True)]
     return RenderedPage(img, boxes, [ln.text for ln in cv.lines], plan.kind)
 
 
 def _padded(
-    box: tuple[int, int, int, int], pad: tuple[float, float], width: int, height: int
+    box: tuple[float, float, float, float], pad: tuple[float, float], width: int, height: int
 ) -> tuple[float, float, float, float]:
-    """An ink box grown by the label margin, clipped to the page."""
+    """An ink box grown by the label margin (after any page geometry), clipped to the page."""
     x0, y0, x1, y1 = box
     px, py = pad
     return max(0.0, x0 - px), max(0.0, y0 - py), min(float(width), x1 + px), min(float(height), y1 + py)
