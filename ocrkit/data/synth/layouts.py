@@ -224,7 +224,7 @@ def receipt(cv: Canvas, tg: TextGen) -> None:
         line(cx, _fit_words(cv, text, head_font, sz, x1 - x0), "center", bold, sz, head_font)
         y += sz * leading
 
-    heading(tg.shop_name(), rng.uniform(1.0, 2.2))
+    heading(tg.shop_name(), rng.uniform(1.0, 2.8))  # SROIE shop names reach ~2.5x the body
     for _ in range(int(rng.integers(2, 6))):
         line(cx, _fit_words(cv, up(tg.receipt_header_line()), font, size, x1 - x0), "center")
         y += pitch
