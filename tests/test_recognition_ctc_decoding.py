@@ -1,4 +1,4 @@
-"""CTC decoding: best path, frame order, head save/load, config checks, and torch = ONNX parity."""
+"""CTC and joint decoding: best path, frame order, head save/load, config checks, torch = ONNX parity."""
 
 import json
 import shutil
@@ -16,6 +16,8 @@ from ocrkit.recognition import load_recognizer
 from ocrkit.recognition.config import RecognizerConfig
 from ocrkit.recognition.ctc import restore_head
 from ocrkit.recognition.ctc_decoding import HEAD_FILE, best_path, patch_columns
+from ocrkit.recognition.decoding import generate_ids, max_new_tokens_for
+from ocrkit.recognition.joint import sequence_logprobs, teacher_forcing_batch
 from ocrkit.recognition.task import RecognitionTask
 from ocrkit.runtime import OnnxRecognizer
 
@@ -185,3 +187,49 @@ def test_pipeline_reads_with_the_folders_decoding_or_the_override(ctc_model_dir,
     )
     ours, theirs = torch_ctc.read_array(page), onnx_ctc.read_array(page)
     assert ours.lines and [ln.text for ln in ours.lines] == [ln.text for ln in theirs.lines]
+
+
+def test_joint_decoding_picks_from_both_readings_with_the_decoders_own_scores(ctc_model_dir):
+    task, model, folder, _ = ctc_model_dir
+    crops = [render_line("Total 12.50"), render_line("x y z 42"), render_line("Brot")]
+    ctc = load_recognizer(folder, decoding="ctc").recognize(crops)
+    attention = load_recognizer(folder, decoding="attention").recognize(crops)
+    joint = load_recognizer(folder, decoding="joint").recognize(crops)
+    assert [t for t, _ in ctc] != [t for t, _ in attention]  # the untrained decoders disagree
+    assert all(text in (c, a) for (text, _), (c, _), (a, _) in zip(joint, ctc, attention, strict=True))
+    assert all(0.0 <= conf <= 1.0 for _, conf in joint)
+    # teacher forcing the greedy reading reproduces greedy decoding's own log-probabilities
+    pixels = torch.from_numpy(task.preprocess.batch([task.preprocess.apply(crops[0])]))
+    (ids,), (conf,) = generate_ids(model.eval(), pixels, task.tokenizer.eos_token_id)
+    budget = max_new_tokens_for(pixels.shape[-1], model)
+    inputs, targets, mask, owners = teacher_forcing_batch(
+        [[ids]], model.config.decoder_start_token_id, task.tokenizer.eos_token_id, 0, 1000
+    )
+    with torch.no_grad():
+        logits = model(
+            pixel_values=pixels, decoder_input_ids=torch.from_numpy(inputs), interpolate_pos_encoding=True
+        ).logits
+    mask[0, budget:] = False  # a reading that ran out of budget has no </s> to score
+    (score,) = sequence_logprobs(logits.numpy(), targets, mask, owners, 1)[0]
+    assert np.exp(score / mask.sum()) == pytest.approx(conf, rel=1e-4)
+
+
+def test_onnx_joint_decoding_matches_torch(ctc_model_dir, tmp_path):
+    _, _, folder, _ = ctc_model_dir
+    export_recognizer(folder, tmp_path / "onnx")
+    rng = np.random.default_rng(6)
+    crops = [render_line(t) for t in ["Total 12.50", "Brot", "x y z 42", "ID 42"]]
+    crops += [(rng.random(s) * 255).astype(np.uint8) for s in [(30, 300), (40, 100)]]
+    ours = load_recognizer(folder, decoding="joint").recognize(crops, batch_size=2)
+    theirs = OnnxRecognizer(tmp_path / "onnx", threads=1, decoding="joint").recognize(crops, batch_size=2)
+    assert sum(len(t) for t, _ in ours) > 10
+    for (tt, ts), (ot, os_) in zip(ours, theirs, strict=True):
+        assert tt == ot
+        assert abs(ts - os_) < 1e-4
+
+
+def test_a_line_reads_the_same_alone_and_in_a_batch(ctc_model_dir):
+    _, _, folder, _ = ctc_model_dir
+    crops = [render_line(t) for t in ["Total 12.50", "a", "x y z 42", "a much longer receipt line", "ID 42"]]
+    rec = load_recognizer(folder, decoding="ctc")
+    assert rec.recognize(crops, batch_size=16) == rec.recognize(crops, batch_size=1)

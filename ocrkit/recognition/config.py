@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from ocrkit.config import ConfigError
 from ocrkit.engine.settings import TrainSettings
-from ocrkit.recognition.ctc_decoding import DECODINGS
+from ocrkit.recognition.ctc_decoding import DECODINGS, HEAD_DECODINGS
 
 
 @dataclass
@@ -17,7 +17,8 @@ class ModelConfig:
     dropout: float = 0.1  # decoder dropout (the ViT encoder uses none)
     label_smoothing: float = 0.0  # keep 0: smoothing destabilises TrOCR training (see task.py)
     ctc_weight: float = 0.0  # >0: auxiliary CTC loss on the encoder's patches (see ocrkit/recognition/ctc.py)
-    decoding: str = "attention"  # attention (TrOCR decoder) | ctc (the CTC head; needs ctc_weight > 0)
+    # attention (TrOCR decoder) | ctc (the CTC head; needs ctc_weight > 0) | joint (both, rescored; joint.py)
+    decoding: str = "attention"
     init_weights: str = ""  # a .safetensors file (e.g. a checkpoint's model.safetensors) to start from
 
     def __post_init__(self) -> None:
@@ -25,8 +26,8 @@ class ModelConfig:
             raise ConfigError(
                 f"model.decoding: expected one of {', '.join(DECODINGS)}, got {self.decoding!r}"
             )
-        if self.decoding == "ctc" and self.ctc_weight <= 0:
-            raise ConfigError("model.decoding: 'ctc' needs a CTC head (model.ctc_weight > 0)")
+        if self.decoding in HEAD_DECODINGS and self.ctc_weight <= 0:
+            raise ConfigError(f"model.decoding: {self.decoding!r} needs a CTC head (model.ctc_weight > 0)")
 
 
 @dataclass

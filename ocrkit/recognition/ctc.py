@@ -17,9 +17,19 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 from safetensors.torch import save_file
+from transformers.modeling_outputs import BaseModelOutput
 
 from ocrkit.errors import ModelError
-from ocrkit.recognition.ctc_decoding import HEAD_FILE, ctc_decode, load_head
+from ocrkit.recognition.ctc_decoding import (
+    HEAD_FILE,
+    best_path,
+    ctc_decode,
+    frame_logits,
+    load_head,
+    log_softmax,
+)
+from ocrkit.recognition.decoding import generate_ids
+from ocrkit.recognition.joint import choose, distinct_candidates, sequence_logprobs, teacher_forcing_batch
 from ocrkit.recognition.tokenizer import decode
 
 HEAD = "ctc_head"
@@ -67,6 +77,39 @@ def ctc_read(
         states.float().cpu().numpy(), tuple(pixels.shape[-2:]), *head, model.config.pad_token_id
     )
     return [(decode(tokenizer, ids), conf) for ids, conf in decoded]
+
+
+def joint_read(
+    model: torch.nn.Module,
+    tokenizer,
+    pixels: torch.Tensor,
+    head: tuple[np.ndarray, np.ndarray],
+    ctc_weight: float,
+    num_beams: int = 1,
+) -> list[tuple[str, float]]:
+    """One encoder pass; the CTC best path and the decoder's reading as candidates; the decoder scores
+    both by teacher forcing and ocrkit.recognition.joint picks (the same numpy code as the ONNX runtime)."""
+    with torch.no_grad():
+        states = model.encoder(pixel_values=pixels, interpolate_pos_encoding=True).last_hidden_state
+        logits = frame_logits(states.float().cpu().numpy(), tuple(pixels.shape[-2:]), *head)
+        blank, eos = model.config.pad_token_id, tokenizer.eos_token_id
+        ctc_ids = [ids for ids, _ in best_path(logits, blank)]
+        att_ids, _ = generate_ids(model, pixels, eos, num_beams, encoder_states=states)
+        candidates = distinct_candidates(ctc_ids, att_ids)
+        inputs, targets, mask, owners = teacher_forcing_batch(
+            candidates,
+            model.config.decoder_start_token_id,
+            eos,
+            model.config.pad_token_id,
+            model.decoder.config.max_position_embeddings,
+        )
+        scored = model(
+            encoder_outputs=BaseModelOutput(last_hidden_state=states[owners]),
+            decoder_input_ids=torch.from_numpy(inputs).to(states.device),
+        ).logits
+    attention = sequence_logprobs(scored.float().cpu().numpy(), targets, mask, owners, len(candidates))
+    picked = choose(log_softmax(logits.astype(np.float64)), candidates, attention, blank, ctc_weight)
+    return [(decode(tokenizer, ids), conf) for ids, conf in picked]
 
 
 def ctc_loss(

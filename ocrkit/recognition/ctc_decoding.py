@@ -18,7 +18,8 @@ import numpy as np
 from ocrkit.errors import ModelError
 
 HEAD_FILE = "ctc_head.safetensors"
-DECODINGS = ("attention", "ctc")
+DECODINGS = ("attention", "ctc", "joint")  # joint: ocrkit/recognition/joint.py
+HEAD_DECODINGS = ("ctc", "joint")  # the decodings that read the CTC head
 
 
 def log_softmax(x: np.ndarray) -> np.ndarray:
@@ -35,7 +36,7 @@ def model_decoding(model_dir: str | Path, override: str | None = None) -> str:
         except (OSError, json.JSONDecodeError, AttributeError):
             raise ModelError(path, "unreadable") from None
     if override not in DECODINGS:
-        raise ModelError(model_dir, f"unknown decoding {override!r} (attention | ctc)")
+        raise ModelError(model_dir, f"unknown decoding {override!r} ({' | '.join(DECODINGS)})")
     return override
 
 
@@ -46,7 +47,7 @@ def load_head(model_dir: str | Path) -> tuple[np.ndarray, np.ndarray]:
 
     path = Path(model_dir) / HEAD_FILE
     if not path.is_file():
-        raise ModelError(model_dir, f"decoding is 'ctc' but {HEAD_FILE} is missing")
+        raise ModelError(model_dir, f"decoding reads the CTC head but {HEAD_FILE} is missing")
     try:
         tensors = load_file(str(path))
         return tensors["weight"].astype(np.float32), tensors["bias"].astype(np.float32)
@@ -77,6 +78,14 @@ def best_path(logits: np.ndarray, blank: int) -> list[tuple[list[int], float]]:
     return out
 
 
+def frame_logits(
+    states: np.ndarray, pixel_shape: tuple[int, int], weight: np.ndarray, bias: np.ndarray, patch: int = 16
+) -> np.ndarray:
+    """Encoder states of a batch of H×W inputs → the CTC head's (B, T, V) logits, frames in reading order."""
+    frames = patch_columns(states.astype(np.float32), pixel_shape[0] // patch, pixel_shape[1] // patch)
+    return frames @ weight.T + bias
+
+
 def ctc_decode(
     states: np.ndarray,
     pixel_shape: tuple[int, int],
@@ -86,5 +95,4 @@ def ctc_decode(
     patch: int = 16,
 ) -> list[tuple[list[int], float]]:
     """Encoder states of a batch of H×W inputs → best-path token ids and confidence per line."""
-    frames = patch_columns(states.astype(np.float32), pixel_shape[0] // patch, pixel_shape[1] // patch)
-    return best_path(frames @ weight.T + bias, blank)
+    return best_path(frame_logits(states, pixel_shape, weight, bias, patch), blank)

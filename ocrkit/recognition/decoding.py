@@ -10,6 +10,7 @@ import math
 
 import torch
 from transformers import PreTrainedTokenizerBase, VisionEncoderDecoderModel
+from transformers.modeling_outputs import BaseModelOutput
 
 from ocrkit.recognition.tokenizer import decode
 
@@ -23,21 +24,27 @@ def max_new_tokens_for(
 
 
 @torch.no_grad()
-def generate(
+def generate_ids(
     model: VisionEncoderDecoderModel,
-    tokenizer: PreTrainedTokenizerBase,
     pixel_values: torch.Tensor,
+    eos_id: int,
     num_beams: int = 1,
     max_new_tokens: int | None = None,
-) -> list[tuple[str, float]]:
-    """Decode a batch → [(text, confidence)]; confidence = exp(mean token log-prob), </s> included."""
+    encoder_states: torch.Tensor | None = None,
+) -> tuple[list[list[int]], list[float]]:
+    """Decode a batch → (token ids up to and without </s>, confidence = exp(mean token log-prob, </s>
+    included)). `encoder_states` (already computed for the same pixels) spares a second encoder pass."""
     was_training = model.training
     model.eval()
     budget = max_new_tokens or max_new_tokens_for(pixel_values.shape[-1], model)
     extra = {"early_stopping": True} if num_beams > 1 else {"output_logits": True}
+    inputs = (
+        {"pixel_values": pixel_values, "interpolate_pos_encoding": True}
+        if encoder_states is None
+        else {"encoder_outputs": BaseModelOutput(last_hidden_state=encoder_states)}
+    )
     out = model.generate(
-        pixel_values=pixel_values,
-        interpolate_pos_encoding=True,
+        **inputs,
         num_beams=num_beams,
         do_sample=False,
         max_new_tokens=budget,
@@ -53,11 +60,25 @@ def generate(
     else:
         logprobs = torch.stack(out.logits, dim=1).float().log_softmax(-1)
         token_lp = logprobs.gather(-1, sequences[:, : logprobs.shape[1], None]).squeeze(-1)
-        keep = _up_to_eos(sequences[:, : logprobs.shape[1]], tokenizer.eos_token_id)
+        keep = _up_to_eos(sequences[:, : logprobs.shape[1]], eos_id)
         mean_lp = (token_lp * keep).sum(1) / keep.sum(1).clamp(min=1)
         confidences = mean_lp.exp().tolist()
-    texts = [decode(tokenizer, seq.tolist()) for seq in sequences]
-    return list(zip(texts, confidences, strict=True))
+    ids = []
+    for seq in sequences.tolist():
+        ids.append(seq[: seq.index(eos_id)] if eos_id in seq else seq)
+    return ids, confidences
+
+
+def generate(
+    model: VisionEncoderDecoderModel,
+    tokenizer: PreTrainedTokenizerBase,
+    pixel_values: torch.Tensor,
+    num_beams: int = 1,
+    max_new_tokens: int | None = None,
+) -> list[tuple[str, float]]:
+    """Decode a batch → [(text, confidence)]; confidence = exp(mean token log-prob), </s> included."""
+    ids, confidences = generate_ids(model, pixel_values, tokenizer.eos_token_id, num_beams, max_new_tokens)
+    return [(decode(tokenizer, seq), conf) for seq, conf in zip(ids, confidences, strict=True)]
 
 
 def _up_to_eos(sequences: torch.Tensor, eos_id: int) -> torch.Tensor:

@@ -12,17 +12,18 @@ from transformers.utils import logging as hf_logging
 
 from ocrkit.errors import ModelError
 from ocrkit.io import check_model_dir
-from ocrkit.recognition.ctc import ctc_read
-from ocrkit.recognition.ctc_decoding import load_head, model_decoding
+from ocrkit.recognition.buckets import same_shape_batches
+from ocrkit.recognition.ctc import ctc_read, joint_read
+from ocrkit.recognition.ctc_decoding import HEAD_DECODINGS, load_head, model_decoding
 from ocrkit.recognition.decoding import generate
+from ocrkit.recognition.joint import model_ctc_weight
 from ocrkit.recognition.model import freeze_unused
 from ocrkit.recognition.preprocessing import LinePreprocess
-from ocrkit.recognition.sampler import AspectRatioBatchSampler
 from ocrkit.recognition.tokenizer import load_tokenizer
 
 
 class Recognizer:
-    """Reads text-line crops. Batches group similar aspect ratios so little compute goes to padding."""
+    """Reads text-line crops, batched by identical padded shape (the model reads batch padding badly)."""
 
     def __init__(
         self,
@@ -31,19 +32,23 @@ class Recognizer:
         preprocess: LinePreprocess,
         num_beams: int = 1,
         ctc_head: tuple[np.ndarray, np.ndarray] | None = None,
+        joint_ctc_weight: float | None = None,
     ) -> None:
         self.model = model.eval()
         self.tokenizer = tokenizer
         self.preprocess = preprocess
         self.num_beams = num_beams
         self.ctc_head = ctc_head  # (weight, bias): decode with the CTC head instead of the TrOCR decoder
+        self.joint_ctc_weight = joint_ctc_weight  # set: rescore both decoders' readings (joint decoding)
 
     @classmethod
     def load(cls, model_dir: str | Path, num_beams: int = 1, decoding: str | None = None) -> Recognizer:
         """`decoding` overrides the folder's ocrkit.json choice (attention | ctc)."""
         model_dir = check_model_dir(model_dir)
         preprocess = LinePreprocess.load(model_dir)
-        ctc_head = load_head(model_dir) if model_decoding(model_dir, decoding) == "ctc" else None
+        decoding = model_decoding(model_dir, decoding)
+        ctc_head = load_head(model_dir) if decoding in HEAD_DECODINGS else None
+        joint_weight = model_ctc_weight(model_dir) if decoding == "joint" else None
         tokenizer = load_tokenizer(model_dir)
         verbosity = hf_logging.get_verbosity()
         hf_logging.set_verbosity_error()  # a missing unused ViT pooler is not worth a warning
@@ -54,7 +59,7 @@ class Recognizer:
         finally:
             hf_logging.set_verbosity(verbosity)
         freeze_unused(model)
-        return cls(model, tokenizer, preprocess, num_beams, ctc_head)
+        return cls(model, tokenizer, preprocess, num_beams, ctc_head, joint_weight)
 
     @torch.inference_mode()
     def recognize(self, crops: list[np.ndarray], batch_size: int = 16) -> list[tuple[str, float]]:
@@ -65,7 +70,7 @@ class Recognizer:
         shapes = [im.shape[:2] for im in images]
         results: list[tuple[str, float] | None] = [None] * len(images)
         device = next(self.model.parameters()).device
-        for batch in AspectRatioBatchSampler(shapes, batch_size, seed=0):
+        for batch in same_shape_batches(shapes, batch_size):
             pixels = torch.from_numpy(self.preprocess.batch([images[i] for i in batch])).to(device)
             for i, pred in zip(batch, self._decode(pixels), strict=True):
                 results[i] = pred
@@ -74,4 +79,8 @@ class Recognizer:
     def _decode(self, pixels: torch.Tensor) -> list[tuple[str, float]]:
         if self.ctc_head is None:
             return generate(self.model, self.tokenizer, pixels, self.num_beams)
+        if self.joint_ctc_weight is not None:
+            return joint_read(
+                self.model, self.tokenizer, pixels, self.ctc_head, self.joint_ctc_weight, self.num_beams
+            )
         return ctc_read(self.model, self.tokenizer, pixels, self.ctc_head)

@@ -21,6 +21,7 @@ from transformers import VisionEncoderDecoderModel
 from transformers.models.vision_encoder_decoder.modeling_vision_encoder_decoder import shift_tokens_right
 
 from ocrkit.data.lines_dataset import LinesDataset
+from ocrkit.recognition.buckets import same_shape_batches
 from ocrkit.recognition.collate import IGNORE, LineCollator
 from ocrkit.recognition.config import RecognizerConfig
 from ocrkit.recognition.ctc import (
@@ -176,9 +177,7 @@ class RecognitionTask:
         device = next(model.parameters()).device
         head = head_arrays(model)
         counts = {"attention": ErrorCounts(), **({"ctc": ErrorCounts()} if head is not None else {})}
-        for batch_ids in AspectRatioBatchSampler(
-            data.padded_shapes(), self.config.data.eval_batch_size, seed=0
-        ):
+        for batch_ids in same_shape_batches(data.padded_shapes(), self.config.data.eval_batch_size):
             pixels = self.collate([data[i] for i in batch_ids])["pixel_values"].to(device)
             texts = {"attention": [t for t, _ in generate(model, self.tokenizer, pixels)]}
             if head is not None:

@@ -1,4 +1,5 @@
-"""Torch-free line recognizer: Optimum-exported encoder + KV-cache decoder (greedy) or CTC head, in numpy."""
+"""Torch-free line recognizer: Optimum-exported encoder + KV-cache decoder (greedy), CTC head, or both
+rescored (joint), in numpy."""
 
 from __future__ import annotations
 
@@ -10,8 +11,23 @@ import numpy as np
 from tokenizers import Tokenizer
 
 from ocrkit.errors import ModelError
-from ocrkit.recognition.buckets import aspect_ratio_batches
-from ocrkit.recognition.ctc_decoding import ctc_decode, load_head, log_softmax, model_decoding
+from ocrkit.recognition.buckets import same_shape_batches
+from ocrkit.recognition.ctc_decoding import (
+    HEAD_DECODINGS,
+    best_path,
+    ctc_decode,
+    frame_logits,
+    load_head,
+    log_softmax,
+    model_decoding,
+)
+from ocrkit.recognition.joint import (
+    choose,
+    distinct_candidates,
+    model_ctc_weight,
+    sequence_logprobs,
+    teacher_forcing_batch,
+)
 from ocrkit.recognition.preprocessing import LinePreprocess
 from ocrkit.runtime.session import create_session
 
@@ -33,7 +49,9 @@ class OnnxRecognizer:
         self.start_id = int(config["decoder_start_token_id"])
         self.eos_id = int(config["eos_token_id"])
         self.blank_id = int(config.get("pad_token_id", config["decoder"]["pad_token_id"]))
-        self.ctc_head = load_head(folder) if model_decoding(folder, decoding) == "ctc" else None
+        decoding = model_decoding(folder, decoding)
+        self.ctc_head = load_head(folder) if decoding in HEAD_DECODINGS else None
+        self.joint_ctc_weight = model_ctc_weight(folder) if decoding == "joint" else None
         # the same token budget as ocrkit.recognition.decoding.max_new_tokens_for
         self.chars_per_patch = float(settings.get("chars_per_patch", 3.0))
         self.max_positions = int(config["decoder"]["max_position_embeddings"])
@@ -42,7 +60,7 @@ class OnnxRecognizer:
             raise ModelError(folder, "tokenizer.json is missing")
         self.tokenizer = Tokenizer.from_file(str(tokenizer_file))
         self.encoder = create_session(folder / "encoder_model.onnx", threads, opt_level)
-        if self.ctc_head is not None:
+        if decoding == "ctc":
             return  # the CTC head reads the encoder's output: no decoder sessions needed
         self.decoder = create_session(folder / "decoder_model.onnx", threads, opt_level)
         self.decoder_past = create_session(folder / "decoder_with_past_model.onnx", threads, opt_level)
@@ -53,18 +71,44 @@ class OnnxRecognizer:
     def recognize(self, crops: list[np.ndarray], batch_size: int = 16) -> list[tuple[str, float]]:
         images = [self.prep.apply(c) for c in crops]
         results: list[tuple[str, float]] = [("", 0.0)] * len(images)
-        for batch in aspect_ratio_batches([im.shape[:2] for im in images], batch_size, seed=0):
+        for batch in same_shape_batches([im.shape[:2] for im in images], batch_size):
             for i, res in zip(batch, self._decode(self.prep.batch([images[i] for i in batch])), strict=True):
                 results[i] = res
         return results
 
     def _decode(self, pixels: np.ndarray) -> list[tuple[str, float]]:
-        n = pixels.shape[0]
         (hidden,) = self.encoder.run(["last_hidden_state"], {"pixel_values": pixels})
-        if self.ctc_head is not None:
+        if self.ctc_head is not None and self.joint_ctc_weight is None:
             decoded = ctc_decode(hidden, pixels.shape[2:], *self.ctc_head, self.blank_id, self.prep.divisor)
-            return [(self.tokenizer.decode(ids, skip_special_tokens=True), conf) for ids, conf in decoded]
-        budget = math.ceil(pixels.shape[3] / self.prep.divisor * self.chars_per_patch) + 2
+            return [(self._text(ids), conf) for ids, conf in decoded]
+        tokens, confidences = self._greedy(hidden, pixels.shape[3])
+        if self.joint_ctc_weight is None:
+            return [(self._text(ids), conf) for ids, conf in zip(tokens, confidences, strict=True)]
+        logits = frame_logits(hidden, pixels.shape[2:], *self.ctc_head, self.prep.divisor)
+        candidates = distinct_candidates([ids for ids, _ in best_path(logits, self.blank_id)], tokens)
+        inputs, targets, mask, owners = teacher_forcing_batch(
+            candidates, self.start_id, self.eos_id, self.blank_id, self.max_positions
+        )
+        scored = self.decoder.run(["logits"], {"input_ids": inputs, "encoder_hidden_states": hidden[owners]})[
+            0
+        ]
+        attention = sequence_logprobs(scored, targets, mask, owners, len(candidates))
+        picked = choose(
+            log_softmax(logits.astype(np.float64)),
+            candidates,
+            attention,
+            self.blank_id,
+            self.joint_ctc_weight,
+        )
+        return [(self._text(ids), conf) for ids, conf in picked]
+
+    def _text(self, ids: list[int]) -> str:
+        return self.tokenizer.decode(ids, skip_special_tokens=True)
+
+    def _greedy(self, hidden: np.ndarray, width: int) -> tuple[list[list[int]], list[float]]:
+        """KV-cache greedy decoding → (token ids without </s>, exp(mean token log-prob, </s> included))."""
+        n = hidden.shape[0]
+        budget = math.ceil(width / self.prep.divisor * self.chars_per_patch) + 2
         max_new = max(2, min(budget, self.max_positions - 1))
         ids = np.full((n, 1), self.start_id, dtype=np.int64)
         outputs = self.decoder.run(None, {"input_ids": ids, "encoder_hidden_states": hidden})
@@ -95,9 +139,5 @@ class OnnxRecognizer:
                 if k.startswith("present"):
                     past[f"past_key_values{k[len('present') :]}"] = v
             logits = step["logits"][:, -1]
-        results = []
-        for b in range(n):
-            text = self.tokenizer.decode(tokens[b], skip_special_tokens=True)
-            count = len(tokens[b]) + (1 if done[b] else 0)
-            results.append((text, float(np.exp(logprob[b] / max(1, count)))))
-        return results
+        counts = [len(tokens[b]) + (1 if done[b] else 0) for b in range(n)]
+        return tokens, [float(np.exp(logprob[b] / max(1, counts[b]))) for b in range(n)]

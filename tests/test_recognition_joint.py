@@ -1,0 +1,84 @@
+"""Joint CTC/attention rescoring: CTC forward algorithm, the choice, teacher forcing, same-shape batches."""
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+
+from ocrkit.recognition.buckets import same_shape_batches
+from ocrkit.recognition.ctc_decoding import log_softmax
+from ocrkit.recognition.joint import (
+    choose,
+    ctc_log_likelihood,
+    distinct_candidates,
+    sequence_logprobs,
+    teacher_forcing_batch,
+)
+
+BLANK = 0
+
+
+@pytest.mark.parametrize(
+    ("frames", "target"),
+    [(12, [1, 2, 3]), (9, [2, 2, 1, 1]), (6, []), (20, [1, 4, 4, 4, 2, 3, 1]), (5, [3])],
+)
+def test_ctc_log_likelihood_matches_torch_ctc_loss(frames, target):
+    logprobs = log_softmax(np.random.default_rng(len(target) + frames).normal(0, 2, (frames, 6)))
+    ours = ctc_log_likelihood(logprobs, target, BLANK)
+    theirs = -F.ctc_loss(
+        torch.from_numpy(logprobs)[:, None],
+        torch.tensor([target], dtype=torch.long),
+        torch.tensor([frames]),
+        torch.tensor([len(target)]),
+        blank=BLANK,
+        reduction="sum",
+    )
+    assert ours == pytest.approx(float(theirs), rel=1e-9, abs=1e-9)
+
+
+def test_a_target_longer_than_the_frames_allow_is_impossible():
+    logprobs = log_softmax(np.zeros((2, 4)))
+    assert ctc_log_likelihood(logprobs, [1, 1], BLANK) == -np.inf  # a double letter needs 3 frames
+    assert ctc_log_likelihood(logprobs, [1, 2, 3], BLANK) == -np.inf
+    assert np.isfinite(ctc_log_likelihood(logprobs, [1, 2], BLANK))
+
+
+def test_choose_follows_the_weighted_sum_of_both_models():
+    frames = log_softmax(np.log(np.array([[0.1, 0.8, 0.1], [0.8, 0.1, 0.1], [0.1, 0.1, 0.8]])))[None]
+    candidates = [[[1, 2], [2]]]  # CTC prefers "1 2" by far
+    attention = [[-9.0, -0.5]]  # the decoder prefers "2"
+    ctc = [ctc_log_likelihood(frames[0], c, BLANK) for c in candidates[0]]
+    assert choose(frames, candidates, attention, BLANK, ctc_weight=1.0)[0][0] == [1, 2]
+    assert choose(frames, candidates, attention, BLANK, ctc_weight=0.0)[0][0] == [2]
+    ids, confidence = choose(frames, candidates, attention, BLANK, ctc_weight=0.5)[0]
+    best = int(np.argmax([0.5 * c + 0.5 * a for c, a in zip(ctc, attention[0], strict=True)]))
+    assert ids == candidates[0][best]
+    assert confidence == pytest.approx(np.exp((0.5 * ctc[best] + 0.5 * attention[0][best]) / (len(ids) + 1)))
+
+
+def test_distinct_candidates_drop_agreeing_readings():
+    assert distinct_candidates([[1, 2], [3]], [[1, 2], [4]]) == [[[1, 2]], [[3], [4]]]
+
+
+def test_teacher_forcing_scores_each_candidate_up_to_its_end_token():
+    inputs, targets, mask, owners = teacher_forcing_batch(
+        [[[5, 6, 7]], [[5], []]], start_id=1, eos_id=2, pad_id=0, max_positions=10
+    )
+    assert inputs.tolist() == [[1, 5, 6, 7], [1, 5, 0, 0], [1, 0, 0, 0]]
+    assert targets.tolist() == [[5, 6, 7, 2], [5, 2, 0, 0], [2, 0, 0, 0]]
+    assert mask.sum(1).tolist() == [4, 2, 1] and owners == [0, 1, 1]
+    logits = np.random.default_rng(0).normal(size=(3, 4, 8))
+    scores = sequence_logprobs(logits, targets, mask, owners, lines=2)
+    lp = log_softmax(logits)
+    assert scores[0][0] == pytest.approx(sum(lp[0, t, v] for t, v in enumerate([5, 6, 7, 2])))
+    assert scores[1] == pytest.approx([lp[1, 0, 5] + lp[1, 1, 2], lp[2, 0, 2]])
+
+
+def test_same_shape_batches_never_mix_shapes_and_keep_every_line_once():
+    rng = np.random.default_rng(1)
+    shapes = [(32, int(w)) for w in rng.choice([64, 128, 512], 40)] + [(16, 1024)] * 3
+    batches = same_shape_batches(shapes, 8)
+    assert sorted(i for b in batches for i in b) == list(range(len(shapes)))
+    assert all(len({shapes[i] for i in b}) == 1 and len(b) <= 8 for b in batches)
+    with pytest.raises(ValueError):
+        same_shape_batches(shapes, 0)
