@@ -60,6 +60,10 @@ def test_config_rejects_unknown_decoding_and_ctc_without_head(tmp_path):
         tiny_config("x.jsonl", tmp_path, decoding="beam")
     with pytest.raises(ConfigError, match="ctc_weight"):
         tiny_config("x.jsonl", tmp_path, decoding="ctc", ctc_weight=0)
+    with pytest.raises(ConfigError, match="ctc_weight"):
+        tiny_config("x.jsonl", tmp_path, decoding="joint", ctc_weight=0)
+    with pytest.raises(ConfigError, match="joint_ctc_weight"):
+        tiny_config("x.jsonl", tmp_path, decoding="joint", ctc_weight=0.5, joint_ctc_weight=1.5)
 
 
 @pytest.fixture(scope="module")
@@ -83,7 +87,8 @@ def test_head_saved_beside_the_hf_weights_and_evaluated(ctc_model_dir):
     assert not [k for k in load_file(str(folder / "model.safetensors")) if k.startswith("ctc_head")]
     torch.testing.assert_close(load_file(str(folder / HEAD_FILE))["weight"], model.ctc_head.weight)
     metrics = task.evaluate(model)
-    assert metrics["cer"] == metrics["cer_ctc"] and "cer_attention" in metrics
+    assert metrics["cer"] == metrics["cer_ctc"] and {"cer_attention", "cer_joint"} <= set(metrics)
+    assert json.loads((folder / "ocrkit.json").read_text())["joint_ctc_weight"] == 0.5
 
 
 def test_continuing_from_a_saved_folder_keeps_its_trained_head(ctc_model_dir, tmp_path):

@@ -19,6 +19,7 @@ class ModelConfig:
     ctc_weight: float = 0.0  # >0: auxiliary CTC loss on the encoder's patches (see ocrkit/recognition/ctc.py)
     # attention (TrOCR decoder) | ctc (the CTC head; needs ctc_weight > 0) | joint (both, rescored; joint.py)
     decoding: str = "attention"
+    joint_ctc_weight: float = 0.5  # joint decoding: weight of the CTC log-likelihood (decoder: 1 - this)
     init_weights: str = ""  # a .safetensors file (e.g. a checkpoint's model.safetensors) to start from
 
     def __post_init__(self) -> None:
@@ -26,6 +27,8 @@ class ModelConfig:
             raise ConfigError(
                 f"model.decoding: expected one of {', '.join(DECODINGS)}, got {self.decoding!r}"
             )
+        if not 0.0 <= self.joint_ctc_weight <= 1.0:
+            raise ConfigError(f"model.joint_ctc_weight: expected 0..1, got {self.joint_ctc_weight}")
         if self.decoding in HEAD_DECODINGS and self.ctc_weight <= 0:
             raise ConfigError(f"model.decoding: {self.decoding!r} needs a CTC head (model.ctc_weight > 0)")
 

@@ -79,23 +79,24 @@ def ctc_read(
     return [(decode(tokenizer, ids), conf) for ids, conf in decoded]
 
 
-def joint_read(
+def read_all(
     model: torch.nn.Module,
     tokenizer,
     pixels: torch.Tensor,
     head: tuple[np.ndarray, np.ndarray],
     ctc_weight: float,
     num_beams: int = 1,
-) -> list[tuple[str, float]]:
-    """One encoder pass; the CTC best path and the decoder's reading as candidates; the decoder scores
-    both by teacher forcing and ocrkit.recognition.joint picks (the same numpy code as the ONNX runtime)."""
+) -> dict[str, list[tuple[str, float]]]:
+    """{"ctc", "attention", "joint": [(text, confidence)]} from one encoder pass: the CTC best path and
+    the decoder's reading are the candidates, the decoder scores both by teacher forcing and
+    ocrkit.recognition.joint picks (the same numpy code as the ONNX runtime)."""
     with torch.no_grad():
         states = model.encoder(pixel_values=pixels, interpolate_pos_encoding=True).last_hidden_state
         logits = frame_logits(states.float().cpu().numpy(), tuple(pixels.shape[-2:]), *head)
         blank, eos = model.config.pad_token_id, tokenizer.eos_token_id
-        ctc_ids = [ids for ids, _ in best_path(logits, blank)]
-        att_ids, _ = generate_ids(model, pixels, eos, num_beams, encoder_states=states)
-        candidates = distinct_candidates(ctc_ids, att_ids)
+        ctc = best_path(logits, blank)
+        att_ids, att_conf = generate_ids(model, pixels, eos, num_beams, encoder_states=states)
+        candidates = distinct_candidates([ids for ids, _ in ctc], att_ids)
         inputs, targets, mask, owners = teacher_forcing_batch(
             candidates,
             model.config.decoder_start_token_id,
@@ -108,8 +109,12 @@ def joint_read(
             decoder_input_ids=torch.from_numpy(inputs).to(states.device),
         ).logits
     attention = sequence_logprobs(scored.float().cpu().numpy(), targets, mask, owners, len(candidates))
-    picked = choose(log_softmax(logits.astype(np.float64)), candidates, attention, blank, ctc_weight)
-    return [(decode(tokenizer, ids), conf) for ids, conf in picked]
+    joint = choose(log_softmax(logits.astype(np.float64)), candidates, attention, blank, ctc_weight)
+    return {
+        "ctc": [(decode(tokenizer, ids), conf) for ids, conf in ctc],
+        "attention": [(decode(tokenizer, ids), conf) for ids, conf in zip(att_ids, att_conf, strict=True)],
+        "joint": [(decode(tokenizer, ids), conf) for ids, conf in joint],
+    }
 
 
 def ctc_loss(

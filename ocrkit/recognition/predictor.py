@@ -13,7 +13,7 @@ from transformers.utils import logging as hf_logging
 from ocrkit.errors import ModelError
 from ocrkit.io import check_model_dir
 from ocrkit.recognition.buckets import same_shape_batches
-from ocrkit.recognition.ctc import ctc_read, joint_read
+from ocrkit.recognition.ctc import ctc_read, read_all
 from ocrkit.recognition.ctc_decoding import HEAD_DECODINGS, load_head, model_decoding
 from ocrkit.recognition.decoding import generate
 from ocrkit.recognition.joint import model_ctc_weight
@@ -80,7 +80,8 @@ class Recognizer:
         if self.ctc_head is None:
             return generate(self.model, self.tokenizer, pixels, self.num_beams)
         if self.joint_ctc_weight is not None:
-            return joint_read(
+            readings = read_all(
                 self.model, self.tokenizer, pixels, self.ctc_head, self.joint_ctc_weight, self.num_beams
             )
+            return readings["joint"]
         return ctc_read(self.model, self.tokenizer, pixels, self.ctc_head)

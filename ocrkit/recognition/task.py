@@ -28,12 +28,12 @@ from ocrkit.recognition.ctc import (
     HEAD,
     add_ctc_head,
     ctc_loss,
-    ctc_read,
     head_arrays,
+    read_all,
     restore_head,
     save_head,
 )
-from ocrkit.recognition.ctc_decoding import HEAD_FILE
+from ocrkit.recognition.ctc_decoding import DECODINGS, HEAD_FILE
 from ocrkit.recognition.decoding import generate
 from ocrkit.recognition.metrics import ErrorCounts
 from ocrkit.recognition.model import create_recognizer
@@ -171,19 +171,22 @@ class RecognitionTask:
 
     def evaluate(self, model: torch.nn.Module) -> dict[str, float]:
         """Greedy CER / WER on the validation manifest (case_sensitive: false records compared lower-case)
-        with the configured decoding; with a CTC head, both decoders are scored (cer_attention, cer_ctc)."""
+        with the configured decoding; with a CTC head, every decoding is scored (cer_attention, cer_ctc,
+        cer_joint) from one encoder pass."""
         data = self.val_dataset()
         model = _unwrap(model)
         device = next(model.parameters()).device
         head = head_arrays(model)
-        counts = {"attention": ErrorCounts(), **({"ctc": ErrorCounts()} if head is not None else {})}
+        names = ("attention",) if head is None else DECODINGS
+        counts = {name: ErrorCounts() for name in names}
         for batch_ids in same_shape_batches(data.padded_shapes(), self.config.data.eval_batch_size):
             pixels = self.collate([data[i] for i in batch_ids])["pixel_values"].to(device)
-            texts = {"attention": [t for t, _ in generate(model, self.tokenizer, pixels)]}
-            if head is not None:
-                texts["ctc"] = [t for t, _ in ctc_read(model, self.tokenizer, pixels, head)]
-            for name, preds in texts.items():
-                for i, text in zip(batch_ids, preds, strict=True):
+            if head is None:
+                readings = {"attention": generate(model, self.tokenizer, pixels)}
+            else:
+                readings = read_all(model, self.tokenizer, pixels, head, self.config.model.joint_ctc_weight)
+            for name in names:
+                for i, (text, _) in zip(batch_ids, readings[name], strict=True):
                     rec = data.records[i]
                     counts[name].add(
                         rec["text"], text, case_sensitive=rec.get("case_sensitive", True) is not False
@@ -205,7 +208,13 @@ class RecognitionTask:
         self.tokenizer.save_pretrained(out_dir)
         m = self.config.model
         self.preprocess.save(
-            out_dir, extra={"size": m.size, "max_target_length": m.max_target_length, "decoding": m.decoding}
+            out_dir,
+            extra={
+                "size": m.size,
+                "max_target_length": m.max_target_length,
+                "decoding": m.decoding,
+                "joint_ctc_weight": m.joint_ctc_weight,
+            },
         )
 
 
