@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from ocrkit.recognition.buckets import same_shape_batches
 from ocrkit.recognition.collate import pad_labels
 from ocrkit.recognition.config import RecognizerConfig
 from ocrkit.recognition.ctc_decoding import DECODINGS, HEAD_FILE
@@ -78,7 +79,7 @@ def infer_speed(rec: Recognizer, crops: list[np.ndarray], batch_size: int, token
         rec.recognize(crops, batch_size=batch_size)
     else:  # random-init model: fixed decode length (see module docstring)
         images = [rec.preprocess.apply(c) for c in crops]
-        for idx in AspectRatioBatchSampler([im.shape[:2] for im in images], batch_size, seed=0):
+        for idx in same_shape_batches([im.shape[:2] for im in images], batch_size):  # as Recognizer does
             pixels = torch.from_numpy(rec.preprocess.batch([images[j] for j in idx]))
             with torch.inference_mode():
                 rec.model.generate(
