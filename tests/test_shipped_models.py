@@ -20,7 +20,7 @@ def test_shipped_folder_is_complete_fp16_and_small(kind):
         assert (folder / name).is_file(), f"{folder / name} missing"
     settings = json.loads((folder / "ocrkit.json").read_text())
     assert settings["task"] in {"detection", "recognition"}
-    if settings.get("decoding") == "ctc":
+    if settings.get("decoding") in ("ctc", "joint"):  # both read the CTC head
         assert (folder / "ctc_head.safetensors").is_file()
     weights = sorted(folder.glob("*.safetensors"))
     assert sum(w.stat().st_size for w in weights) / 1e6 <= BUDGET_MB[kind]
