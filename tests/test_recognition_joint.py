@@ -82,3 +82,18 @@ def test_same_shape_batches_never_mix_shapes_and_keep_every_line_once():
     assert all(len({shapes[i] for i in b}) == 1 and len(b) <= 8 for b in batches)
     with pytest.raises(ValueError):
         same_shape_batches(shapes, 0)
+
+
+def test_numpy_blas_runs_on_one_thread_while_recognizing_and_is_restored_after():
+    from threadpoolctl import threadpool_info
+
+    from ocrkit.blas import single_thread_blas
+
+    def blas_threads() -> list[int]:
+        return [pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"]
+
+    before = blas_threads()
+    assert before  # numpy is linked against a BLAS
+    with single_thread_blas():
+        assert set(blas_threads()) == {1}
+    assert blas_threads() == before

@@ -10,6 +10,7 @@ from safetensors import SafetensorError
 from transformers import VisionEncoderDecoderModel
 from transformers.utils import logging as hf_logging
 
+from ocrkit.blas import single_thread_blas
 from ocrkit.errors import ModelError
 from ocrkit.io import check_model_dir
 from ocrkit.recognition.buckets import same_shape_batches
@@ -70,10 +71,11 @@ class Recognizer:
         shapes = [im.shape[:2] for im in images]
         results: list[tuple[str, float] | None] = [None] * len(images)
         device = next(self.model.parameters()).device
-        for batch in same_shape_batches(shapes, batch_size):
-            pixels = torch.from_numpy(self.preprocess.batch([images[i] for i in batch])).to(device)
-            for i, pred in zip(batch, self._decode(pixels), strict=True):
-                results[i] = pred
+        with single_thread_blas():
+            for batch in same_shape_batches(shapes, batch_size):
+                pixels = torch.from_numpy(self.preprocess.batch([images[i] for i in batch])).to(device)
+                for i, pred in zip(batch, self._decode(pixels), strict=True):
+                    results[i] = pred
         return results  # type: ignore[return-value]
 
     def _decode(self, pixels: torch.Tensor) -> list[tuple[str, float]]:

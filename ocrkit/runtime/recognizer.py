@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 from tokenizers import Tokenizer
 
+from ocrkit.blas import single_thread_blas
 from ocrkit.errors import ModelError
 from ocrkit.recognition.buckets import same_shape_batches
 from ocrkit.recognition.ctc_decoding import (
@@ -71,9 +72,11 @@ class OnnxRecognizer:
     def recognize(self, crops: list[np.ndarray], batch_size: int = 16) -> list[tuple[str, float]]:
         images = [self.prep.apply(c) for c in crops]
         results: list[tuple[str, float]] = [("", 0.0)] * len(images)
-        for batch in same_shape_batches([im.shape[:2] for im in images], batch_size):
-            for i, res in zip(batch, self._decode(self.prep.batch([images[i] for i in batch])), strict=True):
-                results[i] = res
+        with single_thread_blas():
+            for batch in same_shape_batches([im.shape[:2] for im in images], batch_size):
+                pixels = self.prep.batch([images[i] for i in batch])
+                for i, res in zip(batch, self._decode(pixels), strict=True):
+                    results[i] = res
         return results
 
     def _decode(self, pixels: np.ndarray) -> list[tuple[str, float]]:
