@@ -61,7 +61,7 @@ class OCR:
         threads: int | None = None,
         decoding: str | None = None,
     ) -> None:
-        """`decoding` (attention | ctc) overrides the recognizer folder's own choice."""
+        """`decoding` (attention | ctc | joint) overrides the recognizer folder's own choice."""
         det_dir = resolve_model(det_model, DEFAULT_DETECTOR, "detector")
         rec_dir = resolve_model(rec_model, DEFAULT_RECOGNIZER, "recognizer")
         if backend == "onnx" and (det_model is None or rec_model is None):
@@ -96,7 +96,7 @@ class OCR:
         self, images: Sequence[np.ndarray], names: Sequence[str], pages: Sequence[int] | None = None
     ) -> list[Page]:
         """Several pages at once: each is detected on its own, then the lines of all of them are read
-        together, so aspect-ratio buckets fill up across pages (a receipt alone has few lines per bucket).
+        together, so same-shape batches fill up across pages (a receipt alone has few lines per shape).
         A page's `seconds` is its detection time plus its share (by line count) of the recognition time."""
         pages = pages if pages is not None else [1] * len(images)
         detected, det_seconds, crops = [], [], []

@@ -16,7 +16,7 @@ def load_recognizer(
     model_dir: str | Path, num_beams: int = 1, device: str = "cpu", decoding: str | None = None
 ) -> Recognizer:
     """A Recognizer from a model folder (HF files + ocrkit.json); ModelError if missing or corrupt.
-    `decoding` (attention | ctc) overrides the folder's own choice."""
+    `decoding` (attention | ctc | joint) overrides the folder's own choice."""
     from ocrkit.recognition.predictor import Recognizer
 
     recognizer = Recognizer.load(model_dir, num_beams=num_beams, decoding=decoding)

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ocrkit.recognition.ctc_decoding import log_softmax
+
 DEFAULT_CTC_WEIGHT = 0.5  # weight of the CTC log-likelihood; the decoder's gets 1 - weight
 
 
@@ -113,9 +115,7 @@ def sequence_logprobs(
     logits: np.ndarray, targets: np.ndarray, mask: np.ndarray, owners: list[int], lines: int
 ) -> list[list[float]]:
     """Decoder logits [N, L, V] of a teacher-forcing batch → per line, log p of each of its candidates."""
-    lp = logits.astype(np.float64)
-    lp = lp - lp.max(-1, keepdims=True)
-    lp = lp - np.log(np.exp(lp).sum(-1, keepdims=True))
+    lp = log_softmax(logits.astype(np.float64))
     token = np.take_along_axis(lp, targets[..., None], axis=-1)[..., 0]
     totals = (token * mask).sum(1)
     out: list[list[float]] = [[] for _ in range(lines)]

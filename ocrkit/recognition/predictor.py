@@ -44,7 +44,7 @@ class Recognizer:
 
     @classmethod
     def load(cls, model_dir: str | Path, num_beams: int = 1, decoding: str | None = None) -> Recognizer:
-        """`decoding` overrides the folder's ocrkit.json choice (attention | ctc)."""
+        """`decoding` overrides the folder's ocrkit.json choice (attention | ctc | joint)."""
         model_dir = check_model_dir(model_dir)
         preprocess = LinePreprocess.load(model_dir)
         decoding = model_decoding(model_dir, decoding)

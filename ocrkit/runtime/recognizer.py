@@ -92,17 +92,11 @@ class OnnxRecognizer:
         inputs, targets, mask, owners = teacher_forcing_batch(
             candidates, self.start_id, self.eos_id, self.blank_id, self.max_positions
         )
-        scored = self.decoder.run(["logits"], {"input_ids": inputs, "encoder_hidden_states": hidden[owners]})[
-            0
-        ]
+        feed = {"input_ids": inputs, "encoder_hidden_states": hidden[owners]}
+        (scored,) = self.decoder.run(["logits"], feed)
         attention = sequence_logprobs(scored, targets, mask, owners, len(candidates))
-        picked = choose(
-            log_softmax(logits.astype(np.float64)),
-            candidates,
-            attention,
-            self.blank_id,
-            self.joint_ctc_weight,
-        )
+        frames = log_softmax(logits.astype(np.float64))
+        picked = choose(frames, candidates, attention, self.blank_id, self.joint_ctc_weight)
         return [(self._text(ids), conf) for ids, conf in picked]
 
     def _text(self, ids: list[int]) -> str:
