@@ -64,6 +64,8 @@ def test_config_rejects_unknown_decoding_and_ctc_without_head(tmp_path):
         tiny_config("x.jsonl", tmp_path, decoding="joint", ctc_weight=0)
     with pytest.raises(ConfigError, match="joint_ctc_weight"):
         tiny_config("x.jsonl", tmp_path, decoding="joint", ctc_weight=0.5, joint_ctc_weight=1.5)
+    with pytest.raises(ConfigError, match="joint_gate"):
+        tiny_config("x.jsonl", tmp_path, decoding="joint", ctc_weight=0.5, joint_gate=0)
 
 
 @pytest.fixture(scope="module")
@@ -88,7 +90,8 @@ def test_head_saved_beside_the_hf_weights_and_evaluated(ctc_model_dir):
     torch.testing.assert_close(load_file(str(folder / HEAD_FILE))["weight"], model.ctc_head.weight)
     metrics = task.evaluate(model)
     assert metrics["cer"] == metrics["cer_ctc"] and {"cer_attention", "cer_joint"} <= set(metrics)
-    assert json.loads((folder / "ocrkit.json").read_text())["joint_ctc_weight"] == 0.5
+    settings = json.loads((folder / "ocrkit.json").read_text())
+    assert settings["joint_ctc_weight"] == 0.5 and settings["joint_gate"] is None
 
 
 def test_continuing_from_a_saved_folder_keeps_its_trained_head(ctc_model_dir, tmp_path):
@@ -238,3 +241,34 @@ def test_a_line_reads_the_same_alone_and_in_a_batch(ctc_model_dir):
     crops = [render_line(t) for t in ["Total 12.50", "a", "x y z 42", "a much longer receipt line", "ID 42"]]
     rec = load_recognizer(folder, decoding="ctc")
     assert rec.recognize(crops, batch_size=16) == rec.recognize(crops, batch_size=1)
+
+
+def gated_copy(folder, out, gate):
+    """The model folder with ocrkit.json asking for joint decoding gated at `gate`."""
+    shutil.copytree(folder, out)
+    settings = json.loads((out / "ocrkit.json").read_text())
+    (out / "ocrkit.json").write_text(json.dumps({**settings, "decoding": "joint", "joint_gate": gate}))
+    return out
+
+
+def test_gated_joint_decoding_keeps_confident_ctc_readings_and_rescores_the_rest(ctc_model_dir, tmp_path):
+    _, _, folder, _ = ctc_model_dir
+    rng = np.random.default_rng(8)
+    crops = [render_line(t) for t in ["Total 12.50", "Brot", "x y z 42", "ID 42", "a much longer line"]]
+    crops += [(rng.random(s) * 255).astype(np.uint8) for s in [(30, 300), (40, 100)]]
+    ctc = load_recognizer(folder, decoding="ctc").recognize(crops, batch_size=4)
+    joint = load_recognizer(folder, decoding="joint").recognize(crops, batch_size=4)
+    ranked = sorted(
+        conf for _, conf in ctc
+    )  # gate halfway between two lines: ONNX float noise stays on a side
+    gate = (ranked[3] + ranked[4]) / 2
+    gated_dir = gated_copy(folder, tmp_path / "gated", gate)
+    gated = load_recognizer(gated_dir).recognize(crops, batch_size=4)
+    confident = [conf >= gate for _, conf in ctc]
+    assert 0 < sum(confident) < len(crops)
+    for sure, g, c, j in zip(confident, gated, ctc, joint, strict=True):
+        assert g == (c if sure else j)
+    export_recognizer(gated_dir, tmp_path / "onnx")
+    theirs = OnnxRecognizer(tmp_path / "onnx", threads=1).recognize(crops, batch_size=4)
+    for (tt, ts), (ot, os_) in zip(gated, theirs, strict=True):
+        assert tt == ot and abs(ts - os_) < 1e-4

@@ -20,6 +20,9 @@ class ModelConfig:
     # attention (TrOCR decoder) | ctc (the CTC head; needs ctc_weight > 0) | joint (both, rescored; joint.py)
     decoding: str = "attention"
     joint_ctc_weight: float = 0.5  # joint decoding: weight of the CTC log-likelihood (decoder: 1 - this)
+    # joint decoding at inference: lines whose CTC confidence is >= this keep the CTC reading without
+    # running the decoder (speed); null = the decoder reads every line. Validation always reads all.
+    joint_gate: float | None = None
     init_weights: str = ""  # a .safetensors file (e.g. a checkpoint's model.safetensors) to start from
 
     def __post_init__(self) -> None:
@@ -29,6 +32,10 @@ class ModelConfig:
             )
         if not 0.0 <= self.joint_ctc_weight <= 1.0:
             raise ConfigError(f"model.joint_ctc_weight: expected 0..1, got {self.joint_ctc_weight}")
+        if self.joint_gate is not None and not 0.0 < self.joint_gate <= 1.0:
+            raise ConfigError(
+                f"model.joint_gate: expected null or a confidence in (0, 1], got {self.joint_gate}"
+            )
         if self.decoding in HEAD_DECODINGS and self.ctc_weight <= 0:
             raise ConfigError(f"model.decoding: {self.decoding!r} needs a CTC head (model.ctc_weight > 0)")
 

@@ -29,7 +29,13 @@ from ocrkit.recognition.ctc_decoding import (
     log_softmax,
 )
 from ocrkit.recognition.decoding import generate_ids
-from ocrkit.recognition.joint import choose, distinct_candidates, sequence_logprobs, teacher_forcing_batch
+from ocrkit.recognition.joint import (
+    JointSettings,
+    choose,
+    distinct_candidates,
+    sequence_logprobs,
+    teacher_forcing_batch,
+)
 from ocrkit.recognition.tokenizer import decode
 
 HEAD = "ctc_head"
@@ -91,30 +97,80 @@ def read_all(
     the decoder's reading are the candidates, the decoder scores both by teacher forcing and
     ocrkit.recognition.joint picks (the same numpy code as the ONNX runtime)."""
     with torch.no_grad():
-        states = model.encoder(pixel_values=pixels, interpolate_pos_encoding=True).last_hidden_state
-        logits = frame_logits(states.float().cpu().numpy(), tuple(pixels.shape[-2:]), *head)
-        blank, eos = model.config.pad_token_id, tokenizer.eos_token_id
-        ctc = best_path(logits, blank)
-        att_ids, att_conf = generate_ids(model, pixels, eos, num_beams, encoder_states=states)
-        candidates = distinct_candidates([ids for ids, _ in ctc], att_ids)
-        inputs, targets, mask, owners = teacher_forcing_batch(
-            candidates,
-            model.config.decoder_start_token_id,
-            eos,
-            model.config.pad_token_id,
-            model.decoder.config.max_position_embeddings,
+        states, logits, ctc = _encode(model, pixels, head)
+        att_ids, att_conf = generate_ids(
+            model, pixels, tokenizer.eos_token_id, num_beams, encoder_states=states
         )
-        scored = model(
-            encoder_outputs=BaseModelOutput(last_hidden_state=states[owners]),
-            decoder_input_ids=torch.from_numpy(inputs).to(states.device),
-        ).logits
-    attention = sequence_logprobs(scored.float().cpu().numpy(), targets, mask, owners, len(candidates))
-    joint = choose(log_softmax(logits.astype(np.float64)), candidates, attention, blank, ctc_weight)
+        joint = _rescore(model, tokenizer, states, logits, [ids for ids, _ in ctc], att_ids, ctc_weight)
     return {
         "ctc": [(decode(tokenizer, ids), conf) for ids, conf in ctc],
         "attention": [(decode(tokenizer, ids), conf) for ids, conf in zip(att_ids, att_conf, strict=True)],
         "joint": [(decode(tokenizer, ids), conf) for ids, conf in joint],
     }
+
+
+def read_joint(
+    model: torch.nn.Module,
+    tokenizer,
+    pixels: torch.Tensor,
+    head: tuple[np.ndarray, np.ndarray],
+    joint: JointSettings,
+    num_beams: int = 1,
+) -> list[tuple[str, float]]:
+    """Joint decoding for inference: the decoder reads (and rescores) only the lines the gate leaves
+    unsure; the others keep their CTC reading and confidence."""
+    with torch.no_grad():
+        states, logits, ctc = _encode(model, pixels, head)
+        picked = list(ctc)
+        unsure = joint.unsure([conf for _, conf in ctc])
+        if unsure:
+            rows = torch.tensor(unsure, device=states.device)
+            att_ids, _ = generate_ids(
+                model, pixels[rows], tokenizer.eos_token_id, num_beams, encoder_states=states[rows]
+            )
+            ctc_ids = [ctc[i][0] for i in unsure]
+            rescored = _rescore(
+                model, tokenizer, states[rows], logits[unsure], ctc_ids, att_ids, joint.ctc_weight
+            )
+            for i, pick in zip(unsure, rescored, strict=True):
+                picked[i] = pick
+    return [(decode(tokenizer, ids), conf) for ids, conf in picked]
+
+
+def _encode(
+    model: torch.nn.Module, pixels: torch.Tensor, head: tuple[np.ndarray, np.ndarray]
+) -> tuple[torch.Tensor, np.ndarray, list[tuple[list[int], float]]]:
+    """Encoder states, the CTC head's frame logits, and its best path per line."""
+    states = model.encoder(pixel_values=pixels, interpolate_pos_encoding=True).last_hidden_state
+    logits = frame_logits(states.float().cpu().numpy(), tuple(pixels.shape[-2:]), *head)
+    return states, logits, best_path(logits, model.config.pad_token_id)
+
+
+def _rescore(
+    model: torch.nn.Module,
+    tokenizer,
+    states: torch.Tensor,
+    logits: np.ndarray,
+    ctc_ids: list[list[int]],
+    att_ids: list[list[int]],
+    ctc_weight: float,
+) -> list[tuple[list[int], float]]:
+    """Score both decoders' candidates with the decoder (teacher forcing) and the CTC forward algorithm."""
+    candidates = distinct_candidates(ctc_ids, att_ids)
+    inputs, targets, mask, owners = teacher_forcing_batch(
+        candidates,
+        model.config.decoder_start_token_id,
+        tokenizer.eos_token_id,
+        model.config.pad_token_id,
+        model.decoder.config.max_position_embeddings,
+    )
+    scored = model(
+        encoder_outputs=BaseModelOutput(last_hidden_state=states[owners]),
+        decoder_input_ids=torch.from_numpy(inputs).to(states.device),
+    ).logits
+    attention = sequence_logprobs(scored.float().cpu().numpy(), targets, mask, owners, len(candidates))
+    frames = log_softmax(logits.astype(np.float64))
+    return choose(frames, candidates, attention, model.config.pad_token_id, ctc_weight)
 
 
 def ctc_loss(

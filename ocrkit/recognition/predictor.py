@@ -14,10 +14,10 @@ from ocrkit.blas import single_thread_blas
 from ocrkit.errors import ModelError
 from ocrkit.io import check_model_dir
 from ocrkit.recognition.buckets import same_shape_batches
-from ocrkit.recognition.ctc import ctc_read, read_all
+from ocrkit.recognition.ctc import ctc_read, read_joint
 from ocrkit.recognition.ctc_decoding import HEAD_DECODINGS, load_head, model_decoding
 from ocrkit.recognition.decoding import generate
-from ocrkit.recognition.joint import model_ctc_weight
+from ocrkit.recognition.joint import JointSettings, model_joint_settings
 from ocrkit.recognition.model import freeze_unused
 from ocrkit.recognition.preprocessing import LinePreprocess
 from ocrkit.recognition.tokenizer import load_tokenizer
@@ -33,14 +33,14 @@ class Recognizer:
         preprocess: LinePreprocess,
         num_beams: int = 1,
         ctc_head: tuple[np.ndarray, np.ndarray] | None = None,
-        joint_ctc_weight: float | None = None,
+        joint: JointSettings | None = None,
     ) -> None:
         self.model = model.eval()
         self.tokenizer = tokenizer
         self.preprocess = preprocess
         self.num_beams = num_beams
         self.ctc_head = ctc_head  # (weight, bias): decode with the CTC head instead of the TrOCR decoder
-        self.joint_ctc_weight = joint_ctc_weight  # set: rescore both decoders' readings (joint decoding)
+        self.joint = joint  # set: rescore both decoders' readings (joint decoding)
 
     @classmethod
     def load(cls, model_dir: str | Path, num_beams: int = 1, decoding: str | None = None) -> Recognizer:
@@ -49,7 +49,7 @@ class Recognizer:
         preprocess = LinePreprocess.load(model_dir)
         decoding = model_decoding(model_dir, decoding)
         ctc_head = load_head(model_dir) if decoding in HEAD_DECODINGS else None
-        joint_weight = model_ctc_weight(model_dir) if decoding == "joint" else None
+        joint = model_joint_settings(model_dir) if decoding == "joint" else None
         tokenizer = load_tokenizer(model_dir)
         verbosity = hf_logging.get_verbosity()
         hf_logging.set_verbosity_error()  # a missing unused ViT pooler is not worth a warning
@@ -60,7 +60,7 @@ class Recognizer:
         finally:
             hf_logging.set_verbosity(verbosity)
         freeze_unused(model)
-        return cls(model, tokenizer, preprocess, num_beams, ctc_head, joint_weight)
+        return cls(model, tokenizer, preprocess, num_beams, ctc_head, joint)
 
     @torch.inference_mode()
     def recognize(self, crops: list[np.ndarray], batch_size: int = 16) -> list[tuple[str, float]]:
@@ -81,9 +81,6 @@ class Recognizer:
     def _decode(self, pixels: torch.Tensor) -> list[tuple[str, float]]:
         if self.ctc_head is None:
             return generate(self.model, self.tokenizer, pixels, self.num_beams)
-        if self.joint_ctc_weight is not None:
-            readings = read_all(
-                self.model, self.tokenizer, pixels, self.ctc_head, self.joint_ctc_weight, self.num_beams
-            )
-            return readings["joint"]
+        if self.joint is not None:
+            return read_joint(self.model, self.tokenizer, pixels, self.ctc_head, self.joint, self.num_beams)
         return ctc_read(self.model, self.tokenizer, pixels, self.ctc_head)

@@ -214,6 +214,7 @@ class RecognitionTask:
                 "max_target_length": m.max_target_length,
                 "decoding": m.decoding,
                 "joint_ctc_weight": m.joint_ctc_weight,
+                "joint_gate": m.joint_gate,
             },
         )
 

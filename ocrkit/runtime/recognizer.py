@@ -25,7 +25,7 @@ from ocrkit.recognition.ctc_decoding import (
 from ocrkit.recognition.joint import (
     choose,
     distinct_candidates,
-    model_ctc_weight,
+    model_joint_settings,
     sequence_logprobs,
     teacher_forcing_batch,
 )
@@ -52,7 +52,7 @@ class OnnxRecognizer:
         self.blank_id = int(config.get("pad_token_id", config["decoder"]["pad_token_id"]))
         decoding = model_decoding(folder, decoding)
         self.ctc_head = load_head(folder) if decoding in HEAD_DECODINGS else None
-        self.joint_ctc_weight = model_ctc_weight(folder) if decoding == "joint" else None
+        self.joint = model_joint_settings(folder) if decoding == "joint" else None
         # the same token budget as ocrkit.recognition.decoding.max_new_tokens_for
         self.chars_per_patch = float(settings.get("chars_per_patch", 3.0))
         self.max_positions = int(config["decoder"]["max_position_embeddings"])
@@ -81,14 +81,29 @@ class OnnxRecognizer:
 
     def _decode(self, pixels: np.ndarray) -> list[tuple[str, float]]:
         (hidden,) = self.encoder.run(["last_hidden_state"], {"pixel_values": pixels})
-        if self.ctc_head is not None and self.joint_ctc_weight is None:
+        if self.ctc_head is not None and self.joint is None:
             decoded = ctc_decode(hidden, pixels.shape[2:], *self.ctc_head, self.blank_id, self.prep.divisor)
             return [(self._text(ids), conf) for ids, conf in decoded]
-        tokens, confidences = self._greedy(hidden, pixels.shape[3])
-        if self.joint_ctc_weight is None:
+        if self.joint is None:
+            tokens, confidences = self._greedy(hidden, pixels.shape[3])
             return [(self._text(ids), conf) for ids, conf in zip(tokens, confidences, strict=True)]
         logits = frame_logits(hidden, pixels.shape[2:], *self.ctc_head, self.prep.divisor)
-        candidates = distinct_candidates([ids for ids, _ in best_path(logits, self.blank_id)], tokens)
+        picked = best_path(logits, self.blank_id)
+        unsure = self.joint.unsure([conf for _, conf in picked])
+        if unsure:
+            rescored = self._rescore(
+                hidden[unsure], logits[unsure], [picked[i][0] for i in unsure], pixels.shape[3]
+            )
+            for i, pick in zip(unsure, rescored, strict=True):
+                picked[i] = pick
+        return [(self._text(ids), conf) for ids, conf in picked]
+
+    def _rescore(
+        self, hidden: np.ndarray, logits: np.ndarray, ctc_ids: list[list[int]], width: int
+    ) -> list[tuple[list[int], float]]:
+        """Greedy decoder reading + the CTC reading, both scored by both models (recognition.joint)."""
+        tokens, _ = self._greedy(hidden, width)
+        candidates = distinct_candidates(ctc_ids, tokens)
         inputs, targets, mask, owners = teacher_forcing_batch(
             candidates, self.start_id, self.eos_id, self.blank_id, self.max_positions
         )
@@ -96,8 +111,7 @@ class OnnxRecognizer:
         (scored,) = self.decoder.run(["logits"], feed)
         attention = sequence_logprobs(scored, targets, mask, owners, len(candidates))
         frames = log_softmax(logits.astype(np.float64))
-        picked = choose(frames, candidates, attention, self.blank_id, self.joint_ctc_weight)
-        return [(self._text(ids), conf) for ids, conf in picked]
+        return choose(frames, candidates, attention, self.blank_id, self.joint.ctc_weight)
 
     def _text(self, ids: list[int]) -> str:
         return self.tokenizer.decode(ids, skip_special_tokens=True)
