@@ -1,10 +1,14 @@
 """The default models in ocrkit/models/: complete, fp16 within the size budget, and they run."""
 
 import json
+import subprocess
+import sys
 
 import numpy as np
 import pytest
+import torch
 from safetensors import safe_open
+from safetensors.torch import load_file, save_file
 
 from ocrkit import pipeline
 from ocrkit.io import load_image
@@ -37,3 +41,22 @@ def test_shipped_models_read_the_sample_receipt():
     assert (boxes[:, 2] > boxes[:, 0]).all() and (boxes[:, 3] > boxes[:, 1]).all()
     assert boxes[:, 2].max() <= page.width and boxes[:, 3].max() <= page.height
     assert sum(len(line.text) for line in page.lines) > 50
+
+
+def test_ship_model_casts_to_fp16_and_overrides_inference_settings(tmp_path):
+    src, dst = tmp_path / "run", tmp_path / "shipped"
+    src.mkdir()
+    save_file({"w": torch.full((3,), 1 / 3), "step": torch.tensor([7])}, str(src / "model.safetensors"))
+    (src / "ocrkit.json").write_text(json.dumps({"task": "recognition", "decoding": "joint"}))
+    tool = pipeline.MODELS_DIR.parent.parent / "tools" / "ship_model.py"
+    cmd = [sys.executable, str(tool), str(src), str(dst), "--set", "joint_gate=0.9"]
+    subprocess.run(cmd, check=True, capture_output=True, timeout=120)
+    weights = load_file(str(dst / "model.safetensors"))
+    assert weights["w"].dtype == torch.float16 and weights["step"].dtype == torch.int64
+    assert json.loads((dst / "ocrkit.json").read_text()) == {
+        "task": "recognition",
+        "decoding": "joint",
+        "joint_gate": 0.9,
+    }
+    bad = subprocess.run(cmd[:-1] + ["joint_gate=high"], capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and "VALUE must be JSON" in bad.stderr

@@ -1,6 +1,10 @@
 """Copy a trained model folder into the repo as a shipped model: fp16 safetensors, everything else as is.
 
   python tools/ship_model.py runs/detector_n8/model ocrkit/models/detector
+  python tools/ship_model.py runs/rec/best ocrkit/models/recognizer --set joint_gate=0.9
+
+`--set KEY=VALUE` (VALUE as JSON) overrides an ocrkit.json inference setting chosen after training, such as
+a detector's score_threshold or a recognizer's joint_gate, so the model card's command is the whole recipe.
 
 Loading code casts back to float32 (transformers' default dtype), so inference runs in fp32 with
 fp16-rounded weights; the parity and evaluation numbers in the model cards are measured on the copy.
@@ -9,6 +13,7 @@ fp16-rounded weights; the parity and evaluation numbers in the model cards are m
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
 import sys
 from pathlib import Path
@@ -16,11 +21,16 @@ from pathlib import Path
 from safetensors.torch import load_file, save_file
 
 
-def ship(src: Path, dst: Path) -> None:
+def ship(src: Path, dst: Path, settings: dict | None = None) -> None:
     dst.mkdir(parents=True, exist_ok=True)
     for f in src.iterdir():
         if f.is_file() and f.suffix != ".safetensors":
             shutil.copy2(f, dst / f.name)
+    if settings:
+        card = dst / "ocrkit.json"
+        card.write_text(
+            json.dumps({**json.loads(card.read_text(encoding="utf-8")), **settings}, indent=2) + "\n"
+        )
     for weights in src.glob("*.safetensors"):
         tensors = {
             k: (v.half() if v.is_floating_point() else v).contiguous()
@@ -35,8 +45,20 @@ def main() -> int:
     )
     parser.add_argument("src", type=Path)
     parser.add_argument("dst", type=Path)
+    parser.add_argument("--set", dest="settings", action="append", default=[], metavar="KEY=VALUE")
     args = parser.parse_args()
-    ship(args.src, args.dst)
+    settings = {}
+    for item in args.settings:
+        key, sep, value = item.partition("=")
+        if not sep:
+            parser.error(f"--set {item!r}: expected KEY=VALUE")
+        try:
+            settings[key] = json.loads(value)
+        except json.JSONDecodeError:
+            parser.error(
+                f"--set {item!r}: VALUE must be JSON (a number, true/false, null or a quoted string)"
+            )
+    ship(args.src, args.dst, settings)
     total = sum(f.stat().st_size for f in args.dst.iterdir()) / 2**20
     print(f"{args.dst}: {total:.1f} MiB")
     return 0
