@@ -160,7 +160,9 @@ def main() -> None:
         for batch_size in (1, args.batch_size):
             subset = crops[:16] if batch_size == 1 else crops
             speed = infer_speed(rec, subset, batch_size, tokens)
-            print(f"inference: {speed:6.1f} lines/s (batch {batch_size}, {name} decoding)")
+            gate = rec.joint.gate if rec.joint is not None else None
+            label = name if gate is None else f"{name}, CTC-confidence gate {gate}"
+            print(f"inference: {speed:6.1f} lines/s (batch {batch_size}, {label} decoding)")
     print(f"load average after: {os.getloadavg()[0]:.2f}")
 
 
