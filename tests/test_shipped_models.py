@@ -47,7 +47,9 @@ def test_ship_model_casts_to_fp16_and_overrides_inference_settings(tmp_path):
     src, dst = tmp_path / "run", tmp_path / "shipped"
     src.mkdir()
     save_file({"w": torch.full((3,), 1 / 3), "step": torch.tensor([7])}, str(src / "model.safetensors"))
-    (src / "ocrkit.json").write_text(json.dumps({"task": "recognition", "decoding": "joint"}))
+    (src / "ocrkit.json").write_text(
+        json.dumps({"task": "recognition", "decoding": "joint", "joint_gate": None})
+    )
     tool = pipeline.MODELS_DIR.parent.parent / "tools" / "ship_model.py"
     cmd = [sys.executable, str(tool), str(src), str(dst), "--set", "joint_gate=0.9"]
     subprocess.run(cmd, check=True, capture_output=True, timeout=120)
@@ -60,3 +62,5 @@ def test_ship_model_casts_to_fp16_and_overrides_inference_settings(tmp_path):
     }
     bad = subprocess.run(cmd[:-1] + ["joint_gate=high"], capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and "VALUE must be JSON" in bad.stderr
+    typo = subprocess.run(cmd[:-1] + ["joint_gat=0.9"], capture_output=True, text=True, timeout=120)
+    assert typo.returncode == 2 and "joint_gat: not in" in typo.stderr

@@ -3,7 +3,8 @@
   python tools/ship_model.py runs/detector_n8/model ocrkit/models/detector
   python tools/ship_model.py runs/rec/best ocrkit/models/recognizer --set joint_gate=0.9
 
-`--set KEY=VALUE` (VALUE as JSON) overrides an ocrkit.json inference setting chosen after training, such as
+`--set KEY=VALUE` (VALUE as JSON) overrides an ocrkit.json inference setting chosen after training (a key the
+folder already has; an unknown key is an error, not a silently ignored setting), such as
 a detector's score_threshold or a recognizer's joint_gate, so the model card's command is the whole recipe.
 
 Loading code casts back to float32 (transformers' default dtype), so inference runs in fp32 with
@@ -27,10 +28,9 @@ def ship(src: Path, dst: Path, settings: dict | None = None) -> None:
         if f.is_file() and f.suffix != ".safetensors":
             shutil.copy2(f, dst / f.name)
     if settings:
-        card = dst / "ocrkit.json"
-        card.write_text(
-            json.dumps({**json.loads(card.read_text(encoding="utf-8")), **settings}, indent=2) + "\n"
-        )
+        settings_file = dst / "ocrkit.json"
+        current = json.loads(settings_file.read_text(encoding="utf-8"))
+        settings_file.write_text(json.dumps({**current, **settings}, indent=2) + "\n")
     for weights in src.glob("*.safetensors"):
         tensors = {
             k: (v.half() if v.is_floating_point() else v).contiguous()
@@ -58,6 +58,12 @@ def main() -> int:
             parser.error(
                 f"--set {item!r}: VALUE must be JSON (a number, true/false, null or a quoted string)"
             )
+    known = json.loads((args.src / "ocrkit.json").read_text(encoding="utf-8")) if settings else {}
+    unknown = sorted(set(settings) - set(known))
+    if unknown:  # a typo would otherwise ship a setting nothing reads
+        parser.error(
+            f"--set {', '.join(unknown)}: not in {args.src / 'ocrkit.json'} (has {', '.join(known)})"
+        )
     ship(args.src, args.dst, settings)
     total = sum(f.stat().st_size for f in args.dst.iterdir()) / 2**20
     print(f"{args.dst}: {total:.1f} MiB")
