@@ -207,3 +207,21 @@ def test_issue_head_letter_spaces_the_year_and_labels_it_unspaced() -> None:
         natural = fonts.load(font, year.size).getlength(year.text)
         # at least 0.3 of the size between letters, drawn: the ink is that much wider than the plain string
         assert year.mask.shape[1] > natural + 0.25 * year.size * (len(year.text) - 1)
+
+
+def test_recase_changes_words_but_keeps_codes_and_short_acronyms() -> None:
+    from ocrkit.data.synth.text import recase
+
+    line = "TOTAL 6% SUPPLIES (INC. GST):"
+    assert recase(line, "title", keep_acronyms=False) == "Total 6% Supplies (Inc. Gst):"
+    assert recase(line, "sentence", keep_acronyms=True) == "Total 6% supplies (INC. GST):"
+    assert recase("CASH INV NO.: 7005F711", "sentence", keep_acronyms=False) == "Cash inv no.: 7005F711"
+    assert recase(line, "as is", keep_acronyms=False) == line
+
+
+def test_synthetic_receipts_print_some_sections_in_mixed_case(tmp_path: Path) -> None:
+    generate_lines(tmp_path, 300, seed=5, kinds={"receipt": 1}, progress=False)
+    texts = [json.loads(x)["text"] for x in (tmp_path / "lines.jsonl").read_text().splitlines()]
+    worded = [t for t in texts if sum(c.isalpha() for c in t) >= 3]
+    mixed = sum(any(c.islower() for c in t) for t in worded) / len(worded)
+    assert 0.2 < mixed < 0.6  # SROIE: most sections in capitals, many in mixed case

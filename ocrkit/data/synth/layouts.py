@@ -13,7 +13,7 @@ import numpy as np
 
 from ocrkit.data.synth import fonts
 from ocrkit.data.synth.canvas import Canvas, Style
-from ocrkit.data.synth.text import TextGen, long_s
+from ocrkit.data.synth.text import TextGen, long_s, recase
 
 MIN_EM_PX = 12  # smallest em in page pixels: keeps lines >= ~8 px tall after a 1024 letterbox
 
@@ -161,7 +161,18 @@ def _fit_words(cv: Canvas, text: str, font_rel: str, size: int, width: float) ->
 # --- receipts --------------------------------------------------------------------------------------------
 def receipt(cv: Canvas, tg: TextGen) -> None:
     rng = tg.rng
-    caps = tg.chance(0.7)
+    # SROIE prints most sections in capitals but many in mixed case ("Cash Inv No.:", "Total 6% supplies"):
+    # case is drawn per section, so a receipt's lower-case lines come in its own receipt faces (one draw
+    # per receipt left 90 % of the synthetic receipt lines without a lower-case letter).
+    all_caps = tg.chance(0.3)
+
+    def section_case() -> Callable[[str], str]:
+        if all_caps or tg.chance(0.4):
+            return str.upper
+        mode = str(tg.choice(("title", "sentence", "as is")))
+        keep_acronyms = tg.chance(0.5)
+        return lambda text: recase(text, mode, keep_acronyms)
+
     font = fonts.pick("receipt", rng)
     mono = font in fonts.MONO_FILES
     margin = cv.w * rng.uniform(0.04, 0.1)
@@ -184,7 +195,6 @@ def receipt(cv: Canvas, tg: TextGen) -> None:
         else fonts.pick(str(tg.choice(("receipt", "condensed", "sans", "serif_bold"))), rng)
     )
     cv.min_gap = 0.9
-    up = (lambda s: s.upper()) if caps else (lambda s: s)
     y = cv.h * rng.uniform(0.02, 0.08)
 
     def line(
@@ -225,10 +235,12 @@ def receipt(cv: Canvas, tg: TextGen) -> None:
         y += sz * leading
 
     heading(tg.shop_name(), rng.uniform(1.0, 2.8))  # SROIE shop names reach ~2.5x the body
+    up = section_case()
     for _ in range(int(rng.integers(2, 6))):
         line(cx, _fit_words(cv, up(tg.receipt_header_line()), font, size, x1 - x0), "center")
         y += pitch
     sep()
+    up = section_case()
     heading(
         up(
             tg.choice(
@@ -248,6 +260,7 @@ def receipt(cv: Canvas, tg: TextGen) -> None:
         ),
         rng.uniform(1.0, 1.8) if tg.chance(0.5) else 1.0,
     )
+    up = section_case()
     for _ in range(int(rng.integers(1, 4))):
         k, v = tg.receipt_meta()
         if tg.chance(0.4):
@@ -264,6 +277,7 @@ def receipt(cv: Canvas, tg: TextGen) -> None:
     ncols = int(rng.choice([1, 2, 3]))  # extra numeric columns besides amount
     col_x = [x1 - (x1 - x0) * f for f in (0.22, 0.42, 0.58)[:ncols]][::-1] if ncols > 1 else []
     name_w = (col_x[0] if col_x else x1) - x0 - size * 1.5 - (x1 - x0) * 0.12
+    up = section_case()
     if tg.chance(0.6):
         heads = [up(tg.choice(("Description", "Item", "Items", "Artikel", "Qty Item")))]
         for cx_ in col_x:
@@ -274,6 +288,7 @@ def receipt(cv: Canvas, tg: TextGen) -> None:
         if tg.chance(0.5):
             sep()
     two_row = tg.chance(0.35)
+    up = section_case()
     for _ in range(int(rng.integers(2, 22))):
         if y > cv.h * 0.7:
             break
@@ -289,6 +304,7 @@ def receipt(cv: Canvas, tg: TextGen) -> None:
         y += pitch
     sep()
     key_right = tg.chance(0.35)
+    up = section_case()
     for i in range(int(rng.integers(2, 8))):
         st, sz = (bold, int(size * rng.uniform(1.0, 1.8))) if i == 0 and tg.chance(0.4) else (style, size)
         k = up(tg.receipt_key())
@@ -304,7 +320,7 @@ def receipt(cv: Canvas, tg: TextGen) -> None:
             break
         r = rng.random()
         if r < 0.5:
-            txt = up(
+            txt = section_case()(
                 tg.choice(
                     (
                         "THANK YOU",

@@ -118,6 +118,31 @@ def long_s(text: str) -> str:
     return re.sub(r"s(?=[a-zäöüß])", "ſ", text)
 
 
+def recase(text: str, mode: str, keep_acronyms: bool) -> str:
+    """Receipt text in another case: "title" (Total Qty), "sentence" (Total qty) or "as is".
+
+    Tokens with digits stay as they are; with keep_acronyms, all-capital words of up to 3 letters
+    (GST, RM, NO) stay capitals, as real receipts print them in mixed-case lines."""
+    if mode == "as is":
+        return text
+    words = []
+    for i, word in enumerate(text.split(" ")):
+        letters = "".join(c for c in word if c.isalpha())
+        if (
+            not letters
+            or any(c.isdigit() for c in word)
+            or (keep_acronyms and letters.isupper() and len(letters) <= 3)
+        ):
+            words.append(word)
+            continue
+        word = word.lower()
+        if mode == "title" or i == 0:
+            first = word.index(letters[0].lower())
+            word = word[:first] + word[first].upper() + word[first + 1 :]
+        words.append(word)
+    return " ".join(words)
+
+
 class TextGen:
     """Draws strings of many kinds for one page; deterministic given the rng."""
 
