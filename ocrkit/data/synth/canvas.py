@@ -82,7 +82,7 @@ class Canvas:
         self.ink = np.zeros((height, width), np.float32)  # main ink coverage 0..1
         self.stamp = np.zeros((height, width), np.float32)  # coloured stamps/logos (no labels)
         self.lines: list[TextLine] = []
-        self.min_gap = 1.0  # same-row gap (in line heights) below which two runs would merge
+        self.min_gap = 1.0  # same-row gap between label boxes, in label heights, below which two runs would merge
 
     # --- text ----------------------------------------------------------------------------------------
     def allowed(self, font_rel: str) -> frozenset[str]:
@@ -167,25 +167,31 @@ class Canvas:
         h, w = mask.shape
         x0 = {"left": x + dx, "right": x - w, "center": x - w / 2}[align]
         x0, y0 = int(round(x0)), int(round(baseline + dy))
-        if x0 < 1 or y0 < 1 or x0 + w > self.w - 1 or y0 + h > self.h - 1 or self._collides(x0, y0, w, h):
+        if x0 < 1 or y0 < 1 or x0 + w > self.w - 1 or y0 + h > self.h - 1 or self._collides(x0, y0, w, h, size):
             return None
         region = self.ink[y0 : y0 + h, x0 : x0 + w]
         np.maximum(region, mask.astype(np.float32) / 255.0, out=region)
         self.lines.append(TextLine(text, x0, y0, mask, size))
         return x0, y0, x0 + w, y0 + h
 
-    def _collides(self, x0: int, y0: int, w: int, h: int) -> bool:
-        """True if the run overlaps a line or sits so close beside one on its row that they would merge."""
+    def _collides(self, x0: int, y0: int, w: int, h: int, size: int) -> bool:
+        """True if the run overlaps a line's ink or sits so close beside one on its row that they would merge.
+
+        The same-row gap is measured between label boxes (ink plus LABEL_PAD), the boxes the detector learns
+        to keep apart: a lower-case run's ink is short, so an ink-height rule let its label nearly touch."""
+        px, py = LABEL_PAD[0] * size, LABEL_PAD[1] * size
         for ln in self.lines:
             a0, b0, a1, b1 = ln.box
             v_overlap = min(b1, y0 + h) - max(b0, y0)
             if v_overlap <= 0:
                 continue
-            hmin = min(h, b1 - b0)
-            gap = max(a0 - (x0 + w), x0 - a1)
-            if v_overlap > 0.5 * hmin and gap < self.min_gap * max(h, b1 - b0):
+            if v_overlap > 0.25 * min(h, b1 - b0) and max(a0 - (x0 + w), x0 - a1) < 0:
                 return True
-            if v_overlap > 0.25 * hmin and gap < 0:
+            lx, ly = ln.pad
+            label_h, other_h = h + 2 * py, b1 - b0 + 2 * ly
+            label_overlap = min(b1 + ly, y0 + h + py) - max(b0 - ly, y0 - py)
+            label_gap = max(a0 - lx - (x0 + w + px), x0 - px - (a1 + lx))
+            if label_overlap > 0.5 * min(label_h, other_h) and label_gap < self.min_gap * max(label_h, other_h):
                 return True
         return False
 
