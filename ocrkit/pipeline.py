@@ -97,6 +97,7 @@ class OCR:
     ) -> list[Page]:
         """Several pages at once: each is detected on its own, then the lines of all of them are read
         together, so same-shape batches fill up across pages (a receipt alone has few lines per shape).
+        Boxes read as empty text are dropped.
         A page's `seconds` is its detection time plus its share (by line count) of the recognition time."""
         pages = pages if pages is not None else [1] * len(images)
         detected, det_seconds, crops = [], [], []
@@ -118,7 +119,9 @@ class OCR:
             first += len(boxes)
             h, w = image.shape[:2]
             seconds += rec_per_line * len(boxes)
-            lines = _lines(boxes, scores, results)
+            # a box read as nothing is a false detection (speck, rule, stamp): the recognizer is trained
+            # to read such crops as "" (synthetic blank crops), so it is no text line of the page
+            lines = [line for line in _lines(boxes, scores, results) if line.text.strip()]
             out.append(Page(image=name, page=page, width=w, height=h, seconds=seconds, lines=lines))
         return out
 

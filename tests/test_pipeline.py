@@ -53,3 +53,21 @@ def test_reading_given_boxes_matches_reading_detected_ones(tiny_detector_dir, ti
     np.testing.assert_allclose([x.bbox for x in given.lines], [x.bbox for x in detected.lines])
     assert all(x.det_score == 1.0 for x in given.lines) and (given.width, given.height) == (260, 180)
     assert ocr.read_boxes(image, np.zeros((0, 4))).lines == []
+
+
+def test_boxes_read_as_nothing_are_dropped(tiny_detector_dir, tiny_recognizer_dir):
+    # the recognizer reads a false box (speck, rule) as "" or blanks: the page keeps the boxes with text
+    ocr = OCR(tiny_detector_dir, tiny_recognizer_dir)
+    image = page_image(seed=4)
+    every = ocr.read_array(image, name="p")
+    assert len(every.lines) >= 2
+    recognize = ocr.recognizer.recognize
+
+    def blank_even_lines(crops, batch_size):
+        read = recognize(crops, batch_size=batch_size)
+        return [(" " * (i % 4), 0.1) if i % 2 == 0 else r for i, r in enumerate(read)]
+
+    ocr.recognizer.recognize = blank_even_lines
+    kept = ocr.read_array(image, name="p")
+    assert [x.text for x in kept.lines] == [x.text for x in every.lines[1::2]]
+    np.testing.assert_allclose([x.bbox for x in kept.lines], [x.bbox for x in every.lines[1::2]])

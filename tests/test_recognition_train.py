@@ -181,3 +181,21 @@ def test_auxiliary_ctc_loss_trains_the_encoder_and_stays_out_of_the_hf_weights(m
     assert not [
         k for k in load_file(str(tmp_path / "saved" / "model.safetensors")) if k.startswith("ctc_head")
     ]
+
+
+def test_blank_crops_train_to_read_nothing(tmp_path):
+    # synthetic blank crops have text "": the decoder target is </s> alone, the CTC target empty
+    blank_manifest = write_manifest(tmp_path / "lines", ["", "Total 12.50"])
+    cfg = tiny_config(blank_manifest, tmp_path / "run")
+    cfg.model.ctc_weight = 0.5
+    task = RecognitionTask(cfg)
+    data = task.train_dataset()
+    assert list(data[0]["labels"]) == [task.tokenizer.eos_token_id]
+    torch.manual_seed(0)
+    model = task.build_model()
+    loss = task.loss(model, task.collate([data[0], data[1]]))
+    loss.backward()
+    assert torch.isfinite(loss) and float(loss.detach()) > 0
+    assert model.ctc_head.weight.grad.abs().sum() > 0
+    parts = task.pop_loss_parts()
+    assert np.isfinite(parts["ctc_per_token"]) and task.units(task.collate([data[0]])) == 1

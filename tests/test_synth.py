@@ -124,7 +124,7 @@ def test_same_seed_same_data_different_seed_different(tmp_path: Path) -> None:
 
 
 def test_lines_manifest(tmp_path: Path) -> None:
-    stats = generate_lines(tmp_path, 25, seed=1, progress=False)
+    stats = generate_lines(tmp_path, 25, seed=1, blank_share=0.0, progress=False)
     assert stats["lines"] == 25 and stats["lines_per_s"] > 0
     records = [json.loads(line) for line in (tmp_path / "lines.jsonl").read_text().splitlines()]
     assert len(records) == 25
@@ -133,6 +133,33 @@ def test_lines_manifest(tmp_path: Path) -> None:
         with Image.open(tmp_path / rec["image"]) as im:
             assert im.width >= 2 and im.height >= 6
     assert len(list((tmp_path / "images").iterdir())) == 25  # nothing beyond n left on disk
+
+
+def test_blank_crops_avoid_every_labelled_line() -> None:
+    from ocrkit.data.synth.crops import blank_crop
+
+    # white page, lines drawn black: a crop that touched a line (or its 0.3-height margin) holds black
+    page = np.full((400, 300, 3), 255, np.uint8)
+    boxes = [(20.0, y, 280.0, y + 20.0) for y in range(10, 390, 60)]
+    for x0, y0, x1, y1 in boxes:
+        page[int(y0) : int(y1), int(x0) : int(x1)] = 0
+    rng = np.random.default_rng(0)
+    crops = [blank_crop(page, boxes, rng) for _ in range(50)]
+    found = [c for c in crops if c is not None]
+    assert len(found) >= 25 and all(c.min() == 255 for c in found)
+    assert all(c.shape[0] >= 4 and c.shape[1] >= 4 for c in found)
+    full = np.zeros_like(page)  # no free place at all: None, not a crop with text in it
+    assert blank_crop(full, [(0.0, 0.0, 300.0, 400.0)], rng) is None
+
+
+def test_lines_include_the_requested_share_of_blank_crops(tmp_path: Path) -> None:
+    generate_lines(tmp_path, 200, seed=2, blank_share=0.25, progress=False)
+    records = [json.loads(line) for line in (tmp_path / "lines.jsonl").read_text().splitlines()]
+    blank = [r for r in records if r["text"] == ""]
+    assert 0.15 < len(blank) / len(records) < 0.35
+    assert all(r["layout"] == "blank" for r in blank) and all(r["text"] for r in records if r not in blank)
+    with pytest.raises(ValueError, match="blank_share"):
+        generate_lines(tmp_path / "bad", 2, blank_share=1.0, progress=False)
 
 
 def _median_crop_height(folder: Path) -> float:

@@ -34,6 +34,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                 help="LOW,HIGH: each source page is rendered this many times larger than a detector page, "
                 "so crops are as many pixels tall as lines on real scans (default 1.0,2.6)",
             )
+            q.add_argument(
+                "--blank-share",
+                type=float,
+                help='share of crops with no text (target ""), cut from the same pages beside their lines, '
+                "so a recognizer learns to read a detector's false boxes as nothing (default 0.05)",
+            )
         q.set_defaults(func=run)
 
 
@@ -84,6 +90,10 @@ def run(args: argparse.Namespace) -> int:
     if args.what == "pages":
         stats = generate_pages(args.out, args.n, **common)
     else:
+        if args.blank_share is not None:
+            if not 0.0 <= args.blank_share < 1.0:
+                raise OcrkitError(f"--blank-share: expected a share in [0, 1), got {args.blank_share}")
+            common["blank_share"] = args.blank_share
         stats = generate_lines(args.out, args.n, page_scale=_parse_scale(args.page_scale), **common)
     print(json.dumps(stats))
     return 0

@@ -82,7 +82,7 @@ class Canvas:
         self.ink = np.zeros((height, width), np.float32)  # main ink coverage 0..1
         self.stamp = np.zeros((height, width), np.float32)  # coloured stamps/logos (no labels)
         self.lines: list[TextLine] = []
-        self.min_gap = 1.0  # same-row gap between label boxes, in label heights, below which two runs would merge
+        self.min_gap = 1.0  # same-row gap between label boxes (in label heights) below which runs merge
 
     # --- text ----------------------------------------------------------------------------------------
     def allowed(self, font_rel: str) -> frozenset[str]:
@@ -167,7 +167,8 @@ class Canvas:
         h, w = mask.shape
         x0 = {"left": x + dx, "right": x - w, "center": x - w / 2}[align]
         x0, y0 = int(round(x0)), int(round(baseline + dy))
-        if x0 < 1 or y0 < 1 or x0 + w > self.w - 1 or y0 + h > self.h - 1 or self._collides(x0, y0, w, h, size):
+        inside = x0 >= 1 and y0 >= 1 and x0 + w <= self.w - 1 and y0 + h <= self.h - 1
+        if not inside or self._collides(x0, y0, w, h, size):
             return None
         region = self.ink[y0 : y0 + h, x0 : x0 + w]
         np.maximum(region, mask.astype(np.float32) / 255.0, out=region)
@@ -191,7 +192,8 @@ class Canvas:
             label_h, other_h = h + 2 * py, b1 - b0 + 2 * ly
             label_overlap = min(b1 + ly, y0 + h + py) - max(b0 - ly, y0 - py)
             label_gap = max(a0 - lx - (x0 + w + px), x0 - px - (a1 + lx))
-            if label_overlap > 0.5 * min(label_h, other_h) and label_gap < self.min_gap * max(label_h, other_h):
+            same_row = label_overlap > 0.5 * min(label_h, other_h)
+            if same_row and label_gap < self.min_gap * max(label_h, other_h):
                 return True
         return False
 

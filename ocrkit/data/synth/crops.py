@@ -49,3 +49,36 @@ def crop_line(
             return bw
         return cv2.cvtColor(crop, cv2.COLOR_RGB2GRAY)
     return crop
+
+
+def blank_crop(
+    img: np.ndarray, boxes: list[tuple[float, float, float, float]], rng: np.random.Generator, tries: int = 20
+) -> np.ndarray | None:
+    """A line-shaped crop of the page that holds no labelled text: paper, specks, rules, stamps.
+
+    A detector's false boxes land on such places, and a recognizer that never saw one reads text into
+    it; taught to read them as "", it lets the pipeline drop them. The size is a random line's (half
+    the time cut to a short box, as on single specks); returned 2-D like most crops. None if no free
+    place was found."""
+    if not boxes:
+        return None
+    h_img, w_img = img.shape[:2]
+    taken = np.asarray(boxes, np.float32)
+    for _ in range(tries):
+        x0, y0, x1, y1 = taken[int(rng.integers(len(taken)))]
+        h = float(y1 - y0) * rng.uniform(0.7, 1.3)
+        w = float(x1 - x0) if rng.random() < 0.5 else h * rng.uniform(0.8, 3.0)
+        if h < 4 or w < 4 or w >= w_img or h >= h_img:
+            continue
+        cx0, cy0 = rng.uniform(0, w_img - w), rng.uniform(0, h_img - h)
+        margin = 0.3 * h  # keep neighbouring lines' ascenders and descenders out
+        clear = (
+            (taken[:, 0] > cx0 + w + margin)
+            | (taken[:, 2] < cx0 - margin)
+            | (taken[:, 1] > cy0 + h + margin)
+            | (taken[:, 3] < cy0 - margin)
+        )
+        if clear.all():
+            crop = img[int(cy0) : int(cy0 + h), int(cx0) : int(cx0 + w)]
+            return cv2.cvtColor(crop, cv2.COLOR_RGB2GRAY) if rng.random() < 0.6 else crop
+    return None

@@ -13,7 +13,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from ocrkit.charset import DEFAULT_CHARSET
-from ocrkit.data.synth.crops import crop_line
+from ocrkit.data.synth.crops import blank_crop, crop_line
 from ocrkit.data.synth.render import item_rng, render_page
 from ocrkit.data.synth.writers import (
     coco_record,
@@ -30,6 +30,9 @@ MIN_LINE_HEIGHT = 6  # px; thinner boxes make unreadable crops
 # 21 px (upscaled, blurry at the recognizer's 32 px) where real crops are 27-57 px (SROIE median 36,
 # historical 44-50) and get downscaled, crisp. The range reproduces that spread.
 LINE_PAGE_SCALE = (1.0, 2.6)
+# Share of line crops that hold no text (target ""): a pipeline's recognizer also sees the detector's false
+# boxes on specks, rules and stamps, and one trained on text alone read "0.22" or e-mail addresses into them.
+BLANK_SHARE = 0.05
 
 
 def _ordered_map(fn: Callable, jobs: Iterable, workers: int) -> Iterator:
@@ -123,7 +126,7 @@ def generate_pages(
 
 
 def _lines_job(job: tuple) -> list[dict]:
-    index, seed, out_dir, charset, degrade, kinds, per_page, page_scale = job
+    index, seed, out_dir, charset, degrade, kinds, per_page, page_scale, blank_share = job
     rng = item_rng(seed, index, LINE_STREAM)
     page = render_page(rng, charset, degrade, kinds, scale=float(rng.uniform(*page_scale)))
     order = rng.permutation(len(page.boxes))[:per_page]
@@ -136,6 +139,13 @@ def _lines_job(job: tuple) -> list[dict]:
         name = f"images/{index:06d}_{j:02d}.png"
         write_image(Path(out_dir) / name, crop)
         records.append({"image": name, "text": page.texts[k], "layout": page.kind})
+    blanks = int(rng.binomial(len(records), blank_share / (1.0 - blank_share))) if records else 0
+    for j in range(blanks):
+        crop = blank_crop(page.image, page.boxes, rng)
+        if crop is not None:
+            name = f"images/{index:06d}_b{j:02d}.png"
+            write_image(Path(out_dir) / name, crop)
+            records.append({"image": name, "text": "", "layout": "blank"})
     return records
 
 
@@ -149,6 +159,7 @@ def generate_lines(
     kinds: dict[str, float] | None = None,
     per_page: int = 24,
     page_scale: tuple[float, float] = LINE_PAGE_SCALE,
+    blank_share: float = BLANK_SHARE,
     preview_dir: str | Path | None = None,
     preview_count: int = 24,
     progress: bool = True,
@@ -157,9 +168,12 @@ def generate_lines(
 
     Pages are rendered in index order and at most `per_page` lines are taken from each, so the result
     depends on (seed, n) only. Each page's size is multiplied by a factor drawn from `page_scale`.
+    About `blank_share` of the records are text-free crops of the same pages with text "".
     """
     if not 0 < page_scale[0] <= page_scale[1]:
         raise ValueError(f"page_scale must be 0 < low <= high, got {page_scale}")
+    if not 0.0 <= blank_share < 1.0:
+        raise ValueError(f"blank_share must be in [0, 1), got {blank_share}")
     out = Path(out_dir)
     (out / "images").mkdir(parents=True, exist_ok=True)
     records: list[dict] = []
@@ -169,7 +183,7 @@ def generate_lines(
         while len(records) < n:
             batch = max(2 * max(1, workers), (n - len(records)) // max(1, int(per_page * 0.8)) + 1)
             jobs = [
-                (i, seed, str(out), charset, degrade, kinds, per_page, page_scale)
+                (i, seed, str(out), charset, degrade, kinds, per_page, page_scale, blank_share)
                 for i in range(next_page, next_page + batch)
             ]
             for recs in _ordered_map(_lines_job, jobs, workers):
