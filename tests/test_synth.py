@@ -150,6 +150,15 @@ def test_blank_crops_avoid_every_labelled_line() -> None:
     assert all(c.shape[0] >= 4 and c.shape[1] >= 4 for c in found)
     full = np.zeros_like(page)  # no free place at all: None, not a crop with text in it
     assert blank_crop(full, [(0.0, 0.0, 300.0, 400.0)], rng) is None
+    # an unlabelled rule (grey 100) between two lines: about half the crops are sent to it, none to a line
+    ruled = np.full((400, 300, 3), 255, np.uint8)
+    lines = [(20.0, 20.0, 280.0, 40.0), (20.0, 340.0, 280.0, 360.0)]
+    for x0, y0, x1, y1 in lines:
+        ruled[int(y0) : int(y1), int(x0) : int(x1)] = 0
+    ruled[190:193, 10:290] = 100
+    crops = [c for c in (blank_crop(ruled, lines, rng) for _ in range(60)) if c is not None]
+    assert all(c.min() > 0 for c in crops)
+    assert 0.25 < np.mean([(c == 100).any() for c in crops]) < 0.9
 
 
 def test_lines_include_the_requested_share_of_blank_crops(tmp_path: Path) -> None:

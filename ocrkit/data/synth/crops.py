@@ -8,6 +8,7 @@ import numpy as np
 
 MAX_BITONAL_INK = 0.3  # a binarised line crop with more black than this is unreadable
 MIN_STRETCH_RANGE = 24  # grey levels; a flatter crop (blank or all ink) is left as it is
+STRAY_INK_CONTRAST = 40  # grey levels below the paper's median that count as ink for blank crops
 
 
 def stretch_contrast(gray: np.ndarray) -> np.ndarray:
@@ -57,20 +58,27 @@ def blank_crop(
     """A line-shaped crop of the page that holds no labelled text: paper, specks, rules, stamps.
 
     A detector's false boxes land on such places, and a recognizer that never saw one reads text into
-    it; taught to read them as "", it lets the pipeline drop them. The size is a random line's (half
-    the time cut to a short box, as on single specks); returned 2-D like most crops. None if no free
-    place was found."""
+    it; taught to read them as "", it lets the pipeline drop them. Half the crops are placed over
+    unlabelled ink (a rule, stamp, speck or blot; the detector boxes ink, not bare paper), the others
+    anywhere. The size is a random line's (half the time cut to a short box, as on single specks);
+    returned 2-D like most crops. None if no free place was found."""
     if not boxes:
         return None
     h_img, w_img = img.shape[:2]
     taken = np.asarray(boxes, np.float32)
+    stray_ink = _unlabelled_ink(img, taken) if rng.random() < 0.5 else None
     for _ in range(tries):
         x0, y0, x1, y1 = taken[int(rng.integers(len(taken)))]
         h = float(y1 - y0) * rng.uniform(0.7, 1.3)
         w = float(x1 - x0) if rng.random() < 0.5 else h * rng.uniform(0.8, 3.0)
         if h < 4 or w < 4 or w >= w_img or h >= h_img:
             continue
-        cx0, cy0 = rng.uniform(0, w_img - w), rng.uniform(0, h_img - h)
+        if stray_ink is not None and len(stray_ink[0]):
+            k = int(rng.integers(len(stray_ink[0])))  # that ink pixel somewhere inside the crop
+            cy0 = float(np.clip(stray_ink[0][k] - rng.uniform(0, h), 0, h_img - h))
+            cx0 = float(np.clip(stray_ink[1][k] - rng.uniform(0, w), 0, w_img - w))
+        else:
+            cx0, cy0 = rng.uniform(0, w_img - w), rng.uniform(0, h_img - h)
         margin = 0.3 * h  # keep neighbouring lines' ascenders and descenders out
         clear = (
             (taken[:, 0] > cx0 + w + margin)
@@ -82,3 +90,12 @@ def blank_crop(
             crop = img[int(cy0) : int(cy0 + h), int(cx0) : int(cx0 + w)]
             return cv2.cvtColor(crop, cv2.COLOR_RGB2GRAY) if rng.random() < 0.6 else crop
     return None
+
+
+def _unlabelled_ink(img: np.ndarray, boxes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(rows, cols) of pixels clearly darker than the paper that lie in no labelled line box."""
+    gray = cv2.cvtColor(img, cv2.COLOR_RGB2GRAY) if img.ndim == 3 else img
+    dark = gray < np.median(gray) - STRAY_INK_CONTRAST
+    for x0, y0, x1, y1 in boxes.astype(int):
+        dark[max(0, y0) : max(0, y1), max(0, x0) : max(0, x1)] = False
+    return np.nonzero(dark)
