@@ -45,6 +45,16 @@ class TextLine:
         """(x, y) margin of the label box around the ink, in px."""
         return LABEL_PAD[0] * self.size, LABEL_PAD[1] * self.size
 
+    @property
+    def label_box(self) -> tuple[float, float, float, float]:
+        """The ink box grown by `pad`, unclipped (collisions; render.py clips the labels it writes)."""
+        return _grow(self.box, self.pad)
+
+
+def _grow(box: tuple[float, ...], pad: tuple[float, float]) -> tuple[float, float, float, float]:
+    (x0, y0, x1, y1), (px, py) = box, pad
+    return x0 - px, y0 - py, x1 + px, y1 + py
+
 
 @dataclass
 class Style:
@@ -180,7 +190,7 @@ class Canvas:
 
         The same-row gap is measured between label boxes (ink plus LABEL_PAD), the boxes the detector learns
         to keep apart: a lower-case run's ink is short, so an ink-height rule let its label nearly touch."""
-        px, py = LABEL_PAD[0] * size, LABEL_PAD[1] * size
+        run = _grow((x0, y0, x0 + w, y0 + h), (LABEL_PAD[0] * size, LABEL_PAD[1] * size))
         for ln in self.lines:
             a0, b0, a1, b1 = ln.box
             v_overlap = min(b1, y0 + h) - max(b0, y0)
@@ -188,11 +198,10 @@ class Canvas:
                 continue
             if v_overlap > 0.25 * min(h, b1 - b0) and max(a0 - (x0 + w), x0 - a1) < 0:
                 return True
-            lx, ly = ln.pad
-            label_h, other_h = h + 2 * py, b1 - b0 + 2 * ly
-            label_overlap = min(b1 + ly, y0 + h + py) - max(b0 - ly, y0 - py)
-            label_gap = max(a0 - lx - (x0 + w + px), x0 - px - (a1 + lx))
-            same_row = label_overlap > 0.5 * min(label_h, other_h)
+            la0, lb0, la1, lb1 = ln.label_box
+            label_h, other_h = run[3] - run[1], lb1 - lb0
+            same_row = min(lb1, run[3]) - max(lb0, run[1]) > 0.5 * min(label_h, other_h)
+            label_gap = max(la0 - run[2], run[0] - la1)
             if same_row and label_gap < self.min_gap * max(label_h, other_h):
                 return True
         return False
