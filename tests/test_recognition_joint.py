@@ -8,6 +8,7 @@ import torch.nn.functional as F
 from ocrkit.recognition.buckets import same_shape_batches
 from ocrkit.recognition.ctc_decoding import log_softmax
 from ocrkit.recognition.joint import (
+    DENSE_TRUST,
     choose,
     ctc_log_likelihood,
     distinct_candidates,
@@ -54,6 +55,23 @@ def test_choose_follows_the_weighted_sum_of_both_models():
     best = int(np.argmax([0.5 * c + 0.5 * a for c, a in zip(ctc, attention[0], strict=True)]))
     assert ids == candidates[0][best]
     assert confidence == pytest.approx(np.exp((0.5 * ctc[best] + 0.5 * attention[0][best]) / (len(ids) + 1)))
+
+
+def test_a_reading_too_dense_for_the_frames_is_rescored_when_the_decoder_is_sure():
+    # 3 frames see "1 2 3 4" two characters per frame; CTC's best path can only say "1 3"
+    probs = np.full((3, 5), 0.02)
+    probs[0, [1, 2]] = 0.45
+    probs[1, [3, 4]] = 0.45
+    probs[2, 0] = 0.9
+    frames = log_softmax(np.log(probs))[None]
+    candidates = [[[1, 3], [1, 2, 3, 4]]]
+    assert ctc_log_likelihood(frames[0], [1, 2, 3, 4], BLANK) == -np.inf
+    sure = np.log(DENSE_TRUST + 0.1) * 5  # decoder's log p of "1 2 3 4 </s>": per-token 0.8
+    unsure = np.log(DENSE_TRUST - 0.2) * 5
+    assert choose(frames, candidates, [[-20.0, sure]], BLANK)[0][0] == [1, 2, 3, 4]
+    assert choose(frames, candidates, [[-20.0, unsure]], BLANK)[0][0] == [1, 3]  # CTC veto stands
+    # a reading longer than even doubled frames allow stays impossible, however sure the decoder
+    assert choose(frames, [[[1, 3], [1, 2, 3, 4, 1, 2, 3]]], [[-20.0, 0.0]], BLANK)[0][0] == [1, 3]
 
 
 def test_distinct_candidates_drop_agreeing_readings():

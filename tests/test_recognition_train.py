@@ -7,8 +7,8 @@ import pytest
 import torch
 from recognition_data import write_manifest
 
-from ocrkit.config import load_config
-from ocrkit.data.lines_dataset import read_manifest
+from ocrkit.config import ConfigError, from_dict, load_config
+from ocrkit.data.lines_dataset import read_manifest, scan_augment
 from ocrkit.engine.trainer import accumulate
 from ocrkit.errors import InputError
 from ocrkit.recognition.collate import IGNORE
@@ -199,3 +199,19 @@ def test_blank_crops_train_to_read_nothing(tmp_path):
     assert model.ctc_head.weight.grad.abs().sum() > 0
     parts = task.pop_loss_parts()
     assert np.isfinite(parts["ctc_per_token"]) and task.units(task.collate([data[0]])) == 1
+
+
+def test_scan_augment_stretches_width_keeps_height_and_validates_share():
+    line = np.full((30, 200, 3), 255, np.uint8)
+    line[8:22, 10:190:12] = 0  # a row of glyph-like bars
+    aug = scan_augment(1.0)
+    aug.set_random_seed(0)
+    widths = []
+    for _ in range(40):
+        out = aug(image=line)["image"]
+        assert abs(out.shape[0] - 30) <= 1 and out.dtype == np.uint8  # fit_output may round up a row
+        widths.append(out.shape[1])
+    assert min(widths) <= 180 and max(widths) >= 220  # narrower and wider faces than rendered
+    assert np.array_equal(scan_augment(0.0)(image=line)["image"], line)
+    with pytest.raises(ConfigError, match="data.scan_augment"):
+        from_dict(RecognizerConfig, {"data": {"scan_augment": 1.5}})

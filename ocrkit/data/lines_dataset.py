@@ -2,7 +2,8 @@
 
 Relative image paths resolve against the manifest's folder; absolute paths are used as they are.
 Optional "width"/"height" keys spare the bucketing sampler from opening every image header.
-Light augmentation runs on the raw crop, then the exact inference letterbox (LinePreprocess.apply).
+Augmentation runs on the raw crop (light, plus optionally a stronger scan block), then the exact
+inference letterbox (LinePreprocess.apply).
 """
 
 from __future__ import annotations
@@ -81,6 +82,35 @@ def light_augment() -> A.Compose:
     )
 
 
+def scan_augment(p: float) -> A.Compose:
+    """With probability `p`, what real scans do and our renderer does not: faces wider or narrower than
+    any bundled font (horizontal stretch), thinner or bolder strokes, faded or over-inked print, sharpened
+    or warped scans. The synthetic-to-real gap, not the step count, limits the shipped recognizer."""
+    return A.Compose(
+        [
+            A.Affine(
+                scale={"x": (0.75, 1.3), "y": (1.0, 1.0)},
+                fit_output=True,
+                border_mode=cv2.BORDER_REPLICATE,
+                p=0.6,
+            ),
+            A.OneOf(
+                [
+                    A.Morphological(scale=(1, 2), operation="erosion"),
+                    A.Morphological(scale=(1, 2), operation="dilation"),
+                ],
+                p=0.3,
+            ),
+            A.OneOf([A.RandomGamma(gamma_limit=(50, 200)), A.RandomToneCurve(scale=0.3)], p=0.4),
+            A.OneOf(
+                [A.Sharpen(alpha=(0.2, 0.5)), A.GridDistortion(num_steps=4, distort_limit=0.15)],
+                p=0.25,
+            ),
+        ],
+        p=p,
+    )
+
+
 class LinesDataset(Dataset):
     """Items: {"image": letterboxed HxWx3 uint8, "labels": ids ending with </s>, "text": str}."""
 
@@ -90,6 +120,7 @@ class LinesDataset(Dataset):
         tokenizer: PreTrainedTokenizerBase,
         preprocess: LinePreprocess,
         augment: bool = False,
+        scan_augment_p: float = 0.0,
         max_target_length: int = 160,
         limit: int = 0,
         max_chars: int = 0,
@@ -106,7 +137,13 @@ class LinesDataset(Dataset):
             self.records = [self.records[i] for i in sorted(picked)]
         self.tokenizer = tokenizer
         self.preprocess = preprocess
-        self.augment = light_augment() if augment else None
+        self.augment = (
+            A.Compose([light_augment(), scan_augment(scan_augment_p)])
+            if augment and scan_augment_p > 0
+            else light_augment()
+            if augment
+            else None
+        )
         self.max_target_length = max_target_length
         self._shapes: list[tuple[int, int]] | None = None
 

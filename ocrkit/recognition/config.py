@@ -48,11 +48,16 @@ class DataConfig:
     eval_batch_size: int = 32  # lines per greedy-decoding batch during evaluation
     max_chars: int = 0  # >0: skip training lines longer than this (never truncate a label its image shows)
     augment: bool = True  # light scan-like augmentation of training crops
+    scan_augment: float = 0.0  # with augment: share of crops that also get stretch/stroke/fade/warp
     bucketing: bool = True  # aspect-ratio bucketing batch sampler (False = plain shuffled batches)
     longest: int = 512  # letterbox: long side → this (multiple of 16); also the ViT position grid side
     max_height: int = 64  # cap on the scaled line height (short words not blown up); 0 = off
     grayscale: bool = True  # gray → 3 channels
     pad_value: int = 0  # letterbox / batch padding value (uint8)
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.scan_augment <= 1.0:
+            raise ConfigError(f"data.scan_augment: expected a share in 0..1, got {self.scan_augment}")
 
 
 @dataclass

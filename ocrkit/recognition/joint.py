@@ -21,6 +21,11 @@ import numpy as np
 from ocrkit.recognition.ctc_decoding import log_softmax
 
 DEFAULT_CTC_WEIGHT = 0.5  # weight of the CTC log-likelihood; the decoder's gets 1 - weight
+# Decoder confidence (per-token probability of its best candidate) from which a line too dense for the CTC
+# frames is rescored on doubled frames (`ctc_scores`). On the 600 synthetic validation lines the lines so
+# rescored gained 1 545 / 1 545 / 1 542 / 1 418 edits at 0.5 / 0.6 / 0.7 / 0.8: 0.7 is the highest that
+# keeps 99 % of the gain. An unsure decoder keeps the CTC veto (handwriting, where both read garbage).
+DENSE_TRUST = 0.7
 
 
 @dataclass(frozen=True)
@@ -73,6 +78,24 @@ def ctc_log_likelihood(frame_logprobs: np.ndarray, target: list[int], blank: int
     return float(np.logaddexp(alpha[-1], alpha[-2]) if len(ext) > 1 else alpha[-1])
 
 
+def ctc_scores(
+    frame_logprobs: np.ndarray, candidates: list[list[int]], blank: int, refit: bool = True
+) -> list[float]:
+    """CTC log-likelihood of each candidate reading of one line.
+
+    The head has two frames per 16-px patch column, so a line set in a narrow face (more than about one
+    character per frame once blanks between double letters count) cannot be aligned at all: -inf then says
+    nothing about the reading, only about the geometry, and made joint decoding keep CTC's collapsed
+    reading over a correct decoder reading (600 synthetic validation lines: joint 0.234, decoder alone
+    0.153). With `refit`, every candidate of such a line is scored on frames read twice each, which fits
+    up to two characters per frame and still rejects a reading far longer than the line."""
+    scores = [ctc_log_likelihood(frame_logprobs, ids, blank) for ids in candidates]
+    if all(np.isfinite(scores)) or not refit:
+        return scores
+    doubled = np.repeat(frame_logprobs, 2, axis=0)
+    return [ctc_log_likelihood(doubled, ids, blank) for ids in candidates]
+
+
 def distinct_candidates(*readings: list[list[int]]) -> list[list[list[int]]]:
     """Per line, the distinct token sequences proposed by each decoder (first proposer's order)."""
     out = []
@@ -98,10 +121,9 @@ def choose(
     score per emitted token (</s> included), 1.0 when both models are certain."""
     picked = []
     for frames, cands, att in zip(frame_logprobs, candidates, attention_logprobs, strict=True):
-        scores = [
-            ctc_weight * ctc_log_likelihood(frames, ids, blank) + (1.0 - ctc_weight) * lp
-            for ids, lp in zip(cands, att, strict=True)
-        ]
+        decoder_sure = max(np.exp(lp / (len(ids) + 1)) for ids, lp in zip(cands, att, strict=True))
+        ctc = ctc_scores(frames, cands, blank, refit=decoder_sure >= DENSE_TRUST)
+        scores = [ctc_weight * c + (1.0 - ctc_weight) * lp for c, lp in zip(ctc, att, strict=True)]
         best = int(np.argmax(scores))
         confidence = float(np.exp(scores[best] / (len(cands[best]) + 1)))
         picked.append((cands[best], confidence if np.isfinite(confidence) else 0.0))

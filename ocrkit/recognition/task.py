@@ -85,6 +85,7 @@ class RecognitionTask:
             self.tokenizer,
             self.preprocess,
             augment=self.config.data.augment,
+            scan_augment_p=self.config.data.scan_augment,
             max_target_length=self.config.model.max_target_length,
             max_chars=min(self.config.data.max_chars or 10**9, self.config.model.max_target_length - 1),
         )
