@@ -197,12 +197,15 @@ def test_pipeline_reads_with_the_folders_decoding_or_the_override(ctc_model_dir,
     assert ours.lines and [ln.text for ln in ours.lines] == [ln.text for ln in theirs.lines]
 
 
-def test_joint_decoding_picks_from_both_readings_with_the_decoders_own_scores(ctc_model_dir):
+def test_joint_decoding_picks_from_both_readings_with_the_decoders_own_scores(ctc_model_dir, tmp_path):
     task, model, folder, _ = ctc_model_dir
     crops = [render_line("Total 12.50"), render_line("x y z 42"), render_line("Brot")]
     ctc = load_recognizer(folder, decoding="ctc").recognize(crops)
     attention = load_recognizer(folder, decoding="attention").recognize(crops)
-    joint = load_recognizer(folder, decoding="joint").recognize(crops)
+    two_only = shutil.copytree(folder, tmp_path / "two_candidates")  # no CTC second choices
+    settings = json.loads((two_only / "ocrkit.json").read_text())
+    (two_only / "ocrkit.json").write_text(json.dumps({**settings, "joint_alternatives": 0}))
+    joint = load_recognizer(two_only, decoding="joint").recognize(crops)
     assert [t for t, _ in ctc] != [t for t, _ in attention]  # the untrained decoders disagree
     assert all(text in (c, a) for (text, _), (c, _), (a, _) in zip(joint, ctc, attention, strict=True))
     assert all(0.0 <= conf <= 1.0 for _, conf in joint)

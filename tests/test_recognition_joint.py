@@ -6,12 +6,15 @@ import torch
 import torch.nn.functional as F
 
 from ocrkit.recognition.buckets import same_shape_batches
-from ocrkit.recognition.ctc_decoding import log_softmax
+from ocrkit.recognition.ctc_decoding import best_path, log_softmax, prefix_beams
 from ocrkit.recognition.joint import (
+    CTC_ALTERNATIVES,
     DENSE_TRUST,
     choose,
     ctc_log_likelihood,
     distinct_candidates,
+    joint_candidates,
+    model_joint_settings,
     sequence_logprobs,
     teacher_forcing_batch,
 )
@@ -115,3 +118,34 @@ def test_numpy_blas_runs_on_one_thread_while_recognizing_and_is_restored_after()
     with single_thread_blas():
         assert set(blas_threads()) == {1}
     assert blas_threads() == before
+
+
+def test_prefix_beams_sum_alignments_exactly_and_rank_the_best_first():
+    logprobs = log_softmax(np.random.default_rng(3).normal(0, 3, (9, 5)))
+    readings = prefix_beams(logprobs, BLANK, beam=10_000, per_frame=5, min_logprob=-np.inf)  # no pruning
+    for ids, score in readings[:6]:
+        assert score == pytest.approx(ctc_log_likelihood(logprobs, ids, BLANK), abs=1e-9)
+    scores = [s for _, s in readings]
+    assert scores == sorted(scores, reverse=True)
+    assert len({tuple(ids) for ids, _ in readings}) == len(readings)
+
+
+def test_joint_candidates_add_ctc_second_choices_without_duplicates():
+    probs = np.full((4, 4), 0.01)
+    probs[0, 1] = 0.97  # "1"
+    probs[1, [2, 3]] = [0.55, 0.43]  # "2", a close second "3"
+    probs[2, 0] = 0.97
+    probs[3, 1] = 0.97  # "1"
+    frames = log_softmax(np.log(probs))[None]
+    assert best_path(frames, BLANK)[0][0] == [1, 2, 1]
+    (line,) = joint_candidates(frames, [[1, 2, 1]], [[1, 2, 1]], BLANK, alternatives=2)
+    assert line[0] == [1, 2, 1] and [1, 3, 1] in line and len(line) == len({tuple(c) for c in line}) <= 3
+    assert joint_candidates(frames, [[1, 2, 1]], [[1, 2]], BLANK, alternatives=0) == [[[1, 2, 1], [1, 2]]]
+
+
+def test_model_folder_sets_the_number_of_ctc_alternatives(tmp_path):
+    (tmp_path / "ocrkit.json").write_text('{"joint_gate": 0.9}')
+    assert model_joint_settings(tmp_path).alternatives == CTC_ALTERNATIVES
+    (tmp_path / "ocrkit.json").write_text('{"joint_gate": null, "joint_alternatives": 0}')
+    settings = model_joint_settings(tmp_path)
+    assert settings.alternatives == 0 and settings.gate is None

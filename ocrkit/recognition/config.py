@@ -23,6 +23,7 @@ class ModelConfig:
     # joint decoding at inference: lines whose CTC confidence is >= this keep the CTC reading without
     # running the decoder (speed); null = the decoder reads every line. Validation always reads all.
     joint_gate: float | None = None
+    joint_alternatives: int = 3  # joint decoding: CTC prefix-beam second choices rescored too (0 = off)
     init_weights: str = ""  # a .safetensors file (e.g. a checkpoint's model.safetensors) to start from
 
     def __post_init__(self) -> None:
@@ -36,6 +37,8 @@ class ModelConfig:
             raise ConfigError(
                 f"model.joint_gate: expected null or a confidence in (0, 1], got {self.joint_gate}"
             )
+        if self.joint_alternatives < 0:
+            raise ConfigError(f"model.joint_alternatives: expected 0 or more, got {self.joint_alternatives}")
         if self.decoding in HEAD_DECODINGS and self.ctc_weight <= 0:
             raise ConfigError(f"model.decoding: {self.decoding!r} needs a CTC head (model.ctc_weight > 0)")
 

@@ -30,9 +30,10 @@ from ocrkit.recognition.ctc_decoding import (
 )
 from ocrkit.recognition.decoding import generate_ids
 from ocrkit.recognition.joint import (
+    CTC_ALTERNATIVES,
     JointSettings,
     choose,
-    distinct_candidates,
+    joint_candidates,
     sequence_logprobs,
     teacher_forcing_batch,
 )
@@ -130,7 +131,14 @@ def read_joint(
             )
             ctc_ids = [ctc[i][0] for i in unsure]
             rescored = _rescore(
-                model, tokenizer, states[rows], logits[unsure], ctc_ids, att_ids, joint.ctc_weight
+                model,
+                tokenizer,
+                states[rows],
+                logits[unsure],
+                ctc_ids,
+                att_ids,
+                joint.ctc_weight,
+                joint.alternatives,
             )
             for i, pick in zip(unsure, rescored, strict=True):
                 picked[i] = pick
@@ -154,9 +162,11 @@ def _rescore(
     ctc_ids: list[list[int]],
     att_ids: list[list[int]],
     ctc_weight: float,
+    alternatives: int = CTC_ALTERNATIVES,
 ) -> list[tuple[list[int], float]]:
     """Score both decoders' candidates with the decoder (teacher forcing) and the CTC forward algorithm."""
-    candidates = distinct_candidates(ctc_ids, att_ids)
+    frames = log_softmax(logits.astype(np.float64))
+    candidates = joint_candidates(frames, ctc_ids, att_ids, model.config.pad_token_id, alternatives)
     inputs, targets, mask, owners = teacher_forcing_batch(
         candidates,
         model.config.decoder_start_token_id,
@@ -169,7 +179,6 @@ def _rescore(
         decoder_input_ids=torch.from_numpy(inputs).to(states.device),
     ).logits
     attention = sequence_logprobs(scored.float().cpu().numpy(), targets, mask, owners, len(candidates))
-    frames = log_softmax(logits.astype(np.float64))
     return choose(frames, candidates, attention, model.config.pad_token_id, ctc_weight)
 
 

@@ -11,6 +11,7 @@ ctc_head.safetensors so plain `VisionEncoderDecoderModel.from_pretrained` still 
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import numpy as np
@@ -96,3 +97,49 @@ def ctc_decode(
 ) -> list[tuple[list[int], float]]:
     """Encoder states of a batch of H×W inputs → best-path token ids and confidence per line."""
     return best_path(frame_logits(states, pixel_shape, weight, bias, patch), blank)
+
+
+def prefix_beams(
+    logprobs: np.ndarray, blank: int, beam: int = 6, per_frame: int = 4, min_logprob: float = -6.0
+) -> list[tuple[list[int], float]]:
+    """CTC prefix beam search over one line's (T, V) log-softmaxed frames → up to `beam` readings, best
+    first, each with log p(reading) summed over the alignments the beam kept.
+
+    Unlike the best path, it merges alignments and proposes second choices where a frame is ambiguous
+    (`menber` / `member`), which joint decoding can then let the decoder judge. Per frame only the
+    `per_frame` likeliest tokens above `min_logprob` (and the prefix's last token, which may repeat) are
+    expanded. Plain floats and `math` on purpose: numpy's per-scalar overhead made it several times slower."""
+    beams: dict[tuple[int, ...], tuple[float, float]] = {(): (0.0, -math.inf)}  # (ends in blank, in token)
+    for frame in logprobs:
+        top = np.argsort(-frame)[:per_frame]
+        live = {int(t): float(frame[t]) for t in top if t != blank and frame[t] > min_logprob}
+        blank_lp = float(frame[blank])
+        grown: dict[tuple[int, ...], list[float]] = {}
+        for prefix, (p_blank, p_token) in beams.items():
+            total = _logaddexp(p_blank, p_token)
+            _add(grown, prefix, 0, total + blank_lp)
+            last = prefix[-1] if prefix else -1
+            if last >= 0 and last not in live:
+                live_here = {**live, last: float(frame[last])}
+            else:
+                live_here = live
+            for token, lp in live_here.items():
+                if token == last:
+                    _add(grown, prefix, 1, p_token + lp)  # the same letter held another frame
+                    _add(grown, (*prefix, token), 1, p_blank + lp)  # a double letter: blank between
+                else:
+                    _add(grown, (*prefix, token), 1, total + lp)
+        ranked = sorted(grown.items(), key=lambda kv: -_logaddexp(*kv[1]))[:beam]
+        beams = {prefix: (pb, pt) for prefix, (pb, pt) in ranked}
+    return [(list(prefix), _logaddexp(pb, pt)) for prefix, (pb, pt) in beams.items()]
+
+
+def _logaddexp(a: float, b: float) -> float:
+    if a < b:
+        a, b = b, a
+    return a if b == -math.inf else a + math.log1p(math.exp(b - a))
+
+
+def _add(beams: dict[tuple[int, ...], list[float]], prefix: tuple[int, ...], slot: int, value: float) -> None:
+    entry = beams.setdefault(prefix, [-math.inf, -math.inf])
+    entry[slot] = _logaddexp(entry[slot], value)

@@ -216,6 +216,7 @@ class RecognitionTask:
                 "decoding": m.decoding,
                 "joint_ctc_weight": m.joint_ctc_weight,
                 "joint_gate": m.joint_gate,
+                "joint_alternatives": m.joint_alternatives,
             },
         )
 

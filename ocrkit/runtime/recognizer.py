@@ -24,7 +24,7 @@ from ocrkit.recognition.ctc_decoding import (
 )
 from ocrkit.recognition.joint import (
     choose,
-    distinct_candidates,
+    joint_candidates,
     model_joint_settings,
     sequence_logprobs,
     teacher_forcing_batch,
@@ -103,14 +103,14 @@ class OnnxRecognizer:
     ) -> list[tuple[list[int], float]]:
         """Greedy decoder reading + the CTC reading, both scored by both models (recognition.joint)."""
         tokens, _ = self._greedy(hidden, width)
-        candidates = distinct_candidates(ctc_ids, tokens)
+        frames = log_softmax(logits.astype(np.float64))
+        candidates = joint_candidates(frames, ctc_ids, tokens, self.blank_id, self.joint.alternatives)
         inputs, targets, mask, owners = teacher_forcing_batch(
             candidates, self.start_id, self.eos_id, self.blank_id, self.max_positions
         )
         feed = {"input_ids": inputs, "encoder_hidden_states": hidden[owners]}
         (scored,) = self.decoder.run(["logits"], feed)
         attention = sequence_logprobs(scored, targets, mask, owners, len(candidates))
-        frames = log_softmax(logits.astype(np.float64))
         return choose(frames, candidates, attention, self.blank_id, self.joint.ctc_weight)
 
     def _text(self, ids: list[int]) -> str:
