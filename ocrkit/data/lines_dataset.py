@@ -111,6 +111,11 @@ def scan_augment(p: float) -> A.Compose:
     )
 
 
+def training_augment(scan_share: float) -> A.Compose:
+    """The light block on every crop, plus the scan block on `scan_share` of them (0: light only)."""
+    return A.Compose([light_augment(), scan_augment(scan_share)]) if scan_share > 0 else light_augment()
+
+
 class LinesDataset(Dataset):
     """Items: {"image": letterboxed HxWx3 uint8, "labels": ids ending with </s>, "text": str}."""
 
@@ -137,13 +142,7 @@ class LinesDataset(Dataset):
             self.records = [self.records[i] for i in sorted(picked)]
         self.tokenizer = tokenizer
         self.preprocess = preprocess
-        self.augment = (
-            A.Compose([light_augment(), scan_augment(scan_augment_p)])
-            if augment and scan_augment_p > 0
-            else light_augment()
-            if augment
-            else None
-        )
+        self.augment = training_augment(scan_augment_p) if augment else None
         self.max_target_length = max_target_length
         self._shapes: list[tuple[int, int]] | None = None
 
