@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from ocrkit.config import ConfigError
 from ocrkit.engine.settings import TrainSettings
 from ocrkit.recognition.ctc_decoding import DECODINGS, HEAD_DECODINGS
+from ocrkit.recognition.joint import CTC_ALTERNATIVES
 
 
 @dataclass
@@ -23,7 +24,7 @@ class ModelConfig:
     # joint decoding at inference: lines whose CTC confidence is >= this keep the CTC reading without
     # running the decoder (speed); null = the decoder reads every line. Validation always reads all.
     joint_gate: float | None = None
-    joint_alternatives: int = 3  # joint decoding: CTC prefix-beam second choices rescored too (0 = off)
+    joint_alternatives: int = CTC_ALTERNATIVES  # joint decoding: CTC second choices rescored too (0 = off)
     init_weights: str = ""  # a .safetensors file (e.g. a checkpoint's model.safetensors) to start from
 
     def __post_init__(self) -> None:

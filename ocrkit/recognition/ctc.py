@@ -164,7 +164,8 @@ def _rescore(
     ctc_weight: float,
     alternatives: int = CTC_ALTERNATIVES,
 ) -> list[tuple[list[int], float]]:
-    """Score both decoders' candidates with the decoder (teacher forcing) and the CTC forward algorithm."""
+    """Score the candidates (both decoders' readings and CTC's second choices) with the decoder (teacher
+    forcing) and the CTC forward algorithm."""
     frames = log_softmax(logits.astype(np.float64))
     candidates = joint_candidates(frames, ctc_ids, att_ids, model.config.pad_token_id, alternatives)
     inputs, targets, mask, owners = teacher_forcing_batch(

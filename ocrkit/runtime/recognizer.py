@@ -101,7 +101,8 @@ class OnnxRecognizer:
     def _rescore(
         self, hidden: np.ndarray, logits: np.ndarray, ctc_ids: list[list[int]], width: int
     ) -> list[tuple[list[int], float]]:
-        """Greedy decoder reading + the CTC reading, both scored by both models (recognition.joint)."""
+        """Greedy decoder reading, the CTC reading and CTC's second choices, all scored by both models
+        (recognition.joint)."""
         tokens, _ = self._greedy(hidden, width)
         frames = log_softmax(logits.astype(np.float64))
         candidates = joint_candidates(frames, ctc_ids, tokens, self.blank_id, self.joint.alternatives)
