@@ -30,7 +30,6 @@ from ocrkit.recognition.ctc_decoding import (
 )
 from ocrkit.recognition.decoding import generate_ids
 from ocrkit.recognition.joint import (
-    CTC_ALTERNATIVES,
     JointSettings,
     choose,
     joint_candidates,
@@ -91,22 +90,26 @@ def read_all(
     tokenizer,
     pixels: torch.Tensor,
     head: tuple[np.ndarray, np.ndarray],
-    ctc_weight: float,
+    joint: JointSettings,
     num_beams: int = 1,
 ) -> dict[str, list[tuple[str, float]]]:
-    """{"ctc", "attention", "joint": [(text, confidence)]} from one encoder pass: the CTC best path and
-    the decoder's reading are the candidates, the decoder scores both by teacher forcing and
-    ocrkit.recognition.joint picks (the same numpy code as the ONNX runtime)."""
+    """{"ctc", "attention", "joint": [(text, confidence)]} from one encoder pass: the CTC best path, the
+    decoder's reading and CTC's second choices are the candidates, the decoder scores them by teacher
+    forcing and ocrkit.recognition.joint picks (the same numpy code as the ONNX runtime). The gate is not
+    applied: validation reads every line both ways."""
     with torch.no_grad():
         states, logits, ctc = _encode(model, pixels, head)
         att_ids, att_conf = generate_ids(
             model, pixels, tokenizer.eos_token_id, num_beams, encoder_states=states
         )
-        joint = _rescore(model, tokenizer, states, logits, [ids for ids, _ in ctc], att_ids, ctc_weight)
+        ctc_ids = [ids for ids, _ in ctc]
+        picked = _rescore(
+            model, tokenizer, states, logits, ctc_ids, att_ids, joint.ctc_weight, joint.alternatives
+        )
     return {
         "ctc": [(decode(tokenizer, ids), conf) for ids, conf in ctc],
         "attention": [(decode(tokenizer, ids), conf) for ids, conf in zip(att_ids, att_conf, strict=True)],
-        "joint": [(decode(tokenizer, ids), conf) for ids, conf in joint],
+        "joint": [(decode(tokenizer, ids), conf) for ids, conf in picked],
     }
 
 
@@ -162,7 +165,7 @@ def _rescore(
     ctc_ids: list[list[int]],
     att_ids: list[list[int]],
     ctc_weight: float,
-    alternatives: int = CTC_ALTERNATIVES,
+    alternatives: int,
 ) -> list[tuple[list[int], float]]:
     """Score the candidates (both decoders' readings and CTC's second choices) with the decoder (teacher
     forcing) and the CTC forward algorithm."""

@@ -35,6 +35,7 @@ from ocrkit.recognition.ctc import (
 )
 from ocrkit.recognition.ctc_decoding import DECODINGS, HEAD_FILE
 from ocrkit.recognition.decoding import generate
+from ocrkit.recognition.joint import JointSettings
 from ocrkit.recognition.metrics import ErrorCounts
 from ocrkit.recognition.model import create_recognizer
 from ocrkit.recognition.preprocessing import LinePreprocess
@@ -178,6 +179,8 @@ class RecognitionTask:
         model = _unwrap(model)
         device = next(model.parameters()).device
         head = head_arrays(model)
+        m = self.config.model
+        joint = JointSettings(m.joint_ctc_weight, alternatives=m.joint_alternatives)  # ungated: read all
         names = ("attention",) if head is None else DECODINGS
         counts = {name: ErrorCounts() for name in names}
         for batch_ids in same_shape_batches(data.padded_shapes(), self.config.data.eval_batch_size):
@@ -185,7 +188,7 @@ class RecognitionTask:
             if head is None:
                 readings = {"attention": generate(model, self.tokenizer, pixels)}
             else:
-                readings = read_all(model, self.tokenizer, pixels, head, self.config.model.joint_ctc_weight)
+                readings = read_all(model, self.tokenizer, pixels, head, joint)
             for name in names:
                 for i, (text, _) in zip(batch_ids, readings[name], strict=True):
                     rec = data.records[i]
