@@ -274,33 +274,68 @@ def receipt(cv: Canvas, tg: TextGen) -> None:
             line(x0, up(f"{k} {v}"), face=meta_font)
         y += pitch
     sep()
+    # Short cells get their own columns (a quantity before the name, a tax code after the amount, "2 X"
+    # apart from its unit price), as on SROIE receipts: 1-2 character lines were the detector's weakest
+    # (session 16).
+    qty_left = tg.chance(0.3)
+    name_x = x0 + size * 2.5 if qty_left else x0
+    tax_code = tg.chance(0.3)
+    amount_x = x1 - size * 3.2 if tax_code else x1
     ncols = int(rng.choice([1, 2, 3]))  # extra numeric columns besides amount
-    col_x = [x1 - (x1 - x0) * f for f in (0.22, 0.42, 0.58)[:ncols]][::-1] if ncols > 1 else []
-    name_w = (col_x[0] if col_x else x1) - x0 - size * 1.5 - (x1 - x0) * 0.12
+    span = amount_x - x0
+    col_x = [amount_x - span * f for f in (0.22, 0.42, 0.58)[:ncols]][::-1] if ncols > 1 else []
+    name_w = (col_x[0] if col_x else amount_x) - x0 - size * 1.5 - span * 0.12
     up = section_case()
     if tg.chance(0.6):
         heads = [up(tg.choice(("Description", "Item", "Items", "Artikel", "Qty Item")))]
         for cx_ in col_x:
             line(cx_, up(tg.choice(("Qty", "U.P", "Price", "Disc", "Tax"))), "right")
-        line(x0, heads[0])
-        line(x1, up(tg.choice(("Amount", "Amt(RM)", "Total", "RM", "EUR"))), "right")
+        if qty_left:
+            line(x0, up(tg.choice(("Qty", "No", "#"))))
+        line(name_x, heads[0])
+        line(amount_x, up(tg.choice(("Amount", "Amt(RM)", "Total", "RM", "EUR"))), "right")
+        if tax_code:
+            line(x1, up(tg.choice(("Tax", "GST", "TX", "Code"))), "right")
         y += pitch
         if tg.chance(0.5):
             sep()
     two_row = tg.chance(0.35)
+    split_qty = tg.chance(0.5)
     up = section_case()
     for _ in range(int(rng.integers(2, 22))):
         if y > cv.h * 0.7:
             break
-        line(x0, _fit_words(cv, up(tg.item_name()), font, size, name_w if not two_row else x1 - x0))
+        if qty_left:
+            line(x0, str(int(rng.integers(1, 10))))
+        line(
+            name_x,
+            _fit_words(
+                cv, up(tg.item_name()), font, size, (name_w if not two_row else x1 - x0) - (name_x - x0)
+            ),
+        )
         if two_row:
             y += pitch
             qty = int(rng.integers(1, 10))
-            line(x0 + size * 2, f"{qty} x {tg.price()}" if tg.chance(0.6) else f"{qty} @ {tg.price()}")
+            if split_qty:
+                line(x0 + size * 2, up(f"{qty} {tg.choice(('X', 'x', '@'))}"))
+                line(x0 + size * 6, tg.price())
+            else:
+                line(x0 + size * 2, f"{qty} x {tg.price()}" if tg.chance(0.6) else f"{qty} @ {tg.price()}")
         else:
             for cx_ in col_x:
-                line(cx_, str(int(rng.integers(1, 20))) if tg.chance(0.5) else tg.price(), "right")
-        line(x1, tg.price(signed=True), "right")
+                r = rng.random()
+                line(
+                    cx_,
+                    str(int(rng.integers(1, 20))) if r < 0.45 else tg.short_cell() if r < 0.6 else tg.price(),
+                    "right",
+                )
+        line(amount_x, tg.price(signed=True), "right")
+        if tax_code:
+            line(
+                x1,
+                tg.short_cell() if tg.chance(0.3) else str(tg.choice(("SR", "ZR", "S", "Z", "T"))),
+                "right",
+            )
         y += pitch
     sep()
     key_right = tg.chance(0.35)
@@ -552,7 +587,7 @@ def table(cv: Canvas, tg: TextGen) -> None:
             yr += size * 1.4
         y = max(yl, yr) + size
     ncol = int(rng.integers(3, 8))
-    kinds = ["text"] + [str(k) for k in rng.choice(["num", "price", "date", "id", "text"], ncol - 1)]
+    kinds = ["text"] + [str(k) for k in rng.choice(["num", "price", "date", "id", "text", "short"], ncol - 1)]
     widths = rng.uniform(0.6, 1.5, ncol)
     widths[0] *= 2
     edges = x0 + np.concatenate([[0], np.cumsum(widths / widths.sum() * (x1 - x0))])
@@ -576,7 +611,8 @@ def table(cv: Canvas, tg: TextGen) -> None:
                 val, st = head[c], Style(stroke=1 if size > 13 else 0)
             else:
                 val = {
-                    "num": lambda: str(int(rng.integers(0, 5000))),
+                    "num": lambda: str(int(rng.integers(0, 5000 if tg.chance(0.5) else 20))),
+                    "short": tg.short_cell,
                     "price": tg.price,
                     "date": tg.date,
                     "id": tg.ident,
@@ -588,7 +624,7 @@ def table(cv: Canvas, tg: TextGen) -> None:
             val = _fit_words(cv, val, font, size, cw)
             if cv.measure(val, font, size) > cw:
                 continue
-            right = kind in ("num", "price")
+            right = kind in ("num", "price", "short")
             cv.text(
                 edges[c + 1] - pad if right else edges[c] + pad,
                 base,

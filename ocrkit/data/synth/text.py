@@ -239,6 +239,16 @@ class TextGen:
             )
         return self.fk.iban() if self.chance(0.5) else self.fk.isbn13()
 
+    def short_cell(self) -> str:
+        """A 1-3 character cell (quantity, tax code, unit, mark): SROIE prints whole columns of them, and the
+        detector found only two in three on its own synthetic pages (session 16)."""
+        r = self.rng.random()
+        if r < 0.55:
+            return str(int(self.rng.integers(1, 10 if self.chance(0.7) else 100)))
+        if r < 0.85:
+            return self.choice(("SR", "ZR", "S", "Z", "T", "E", "A", "B", "*", "%", "X", "N", "Y", "TX"))
+        return self.choice(("EA", "PC", "PCS", "KG", "G", "L", "ML", "M", "BOX", "CTN", "UNT", "Stk"))
+
     def token(self) -> str:
         """A short non-prose token to sprinkle into sentences (numbers, dates, e-mails, codes)."""
         kind = int(self.rng.integers(9))
