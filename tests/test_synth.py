@@ -261,3 +261,23 @@ def test_synthetic_receipts_print_some_sections_in_mixed_case(tmp_path: Path) ->
     worded = [t for t in texts if sum(c.isalpha() for c in t) >= 3]
     mixed = sum(any(c.islower() for c in t) for t in worded) / len(worded)
     assert 0.2 < mixed < 0.6  # SROIE: most sections in capitals, many in mixed case
+
+
+def test_receipts_give_short_cells_their_own_boxes(tmp_path: Path) -> None:
+    generate_pages(tmp_path, 6, seed=4, degrade=False, kinds={"receipt": 1}, progress=False)
+    coco = COCO(str(tmp_path / "coco.json"))
+    short = beside = total = 0
+    for anns in _boxes_by_image(coco).values():
+        total += len(anns)
+        for a in anns:
+            if len(a["text"].strip()) > 2:
+                continue
+            short += 1
+            _, y, _, h = a["bbox"]
+            beside += any(
+                b is not a and min(y + h, b["bbox"][1] + b["bbox"][3]) - max(y, b["bbox"][1]) > 0.5 * h
+                for b in anns
+            )
+    # quantities, tax codes and "2 X" are whole columns on real receipts: the detector needs them often
+    assert short / total > 0.1, (short, total)
+    assert beside / short > 0.9  # cells of a row, each its own box
