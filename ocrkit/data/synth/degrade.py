@@ -30,6 +30,7 @@ _INK = {
 _STAMP = ((170, 40, 45), (40, 60, 160), (110, 50, 130))
 MAX_PAGE_ANGLE = 0.6  # degrees
 MAX_TILT = 0.003  # perspective corner jitter, fraction of the page side
+_BOOK_KINDS = ("fraktur", "prose", "letter")  # pages that come from bound books and files
 _BACKGROUND = ((60, 50, 40), (150, 120, 85), (90, 90, 95), (200, 200, 195), (25, 25, 25), (120, 140, 160))
 
 
@@ -77,7 +78,54 @@ def compose(cv: Canvas, plan: PagePlan, rng: np.random.Generator) -> tuple[np.nd
         alpha = cv.stamp * np.float32(rng.uniform(0.5, 0.85))
         channels = [ch * (1 - alpha) + alpha * np.float32(sc[c]) for c, ch in enumerate(channels)]
     img = cv2.merge(channels)
+    if plan.kind in _BOOK_KINDS and rng.random() < 0.3:
+        book_edge(img, cv, rng)
     return img, paper
+
+
+def _text_span(cv: Canvas) -> tuple[int, int, int, int]:
+    boxes = np.array([ln.box for ln in cv.lines]) if cv.lines else np.array([[cv.w, cv.h, 0, 0]])
+    return int(boxes[:, 0].min()), int(boxes[:, 1].min()), int(boxes[:, 2].max()), int(boxes[:, 3].max())
+
+
+def book_edge(img: np.ndarray, cv: Canvas, rng: np.random.Generator) -> None:
+    """Paint the edge of a photographed book into one page margin (in place, never over a line): the stack
+    of page edges as fine stripes, then the dark cover or table. Real book scans show it beside the text,
+    and a detector that never saw it boxes its stripes as lines of digits (session 17, OCR-D pages)."""
+    x0, y0, x1, y1 = _text_span(cv)
+    h, w = img.shape[:2]
+    side = str(rng.choice(["left", "right", "top", "bottom"], p=[0.35, 0.35, 0.15, 0.15]))
+    room = {"left": x0, "right": w - x1, "top": y0, "bottom": h - y1}[side] - 4
+    vertical = side in ("left", "right")
+    length = h if vertical else w
+    depth = int(min(room, length * rng.uniform(0.015, 0.05)))
+    if depth < 8:
+        return
+    stripes = np.repeat(rng.uniform(0.45, 1.0, depth), rng.integers(1, 4, depth))[:depth]
+    shade = stripes * np.linspace(1.0, rng.uniform(0.5, 0.9), depth)  # darker toward the outer edge
+    along = 1 + 0.15 * _smooth_noise(1, length, rng, 8)[0]  # uneven light along the edge
+    strip = np.clip(shade[:, None] * along[None, :], 0, 1.2).astype(np.float32)  # depth x length
+    if side in ("left", "top"):
+        strip = strip[::-1]  # outer edge first
+    cover = int(depth * rng.uniform(0.0, 0.5))
+    cut = {
+        "left": slice(0, depth),
+        "right": slice(w - depth, w),
+        "top": slice(0, depth),
+        "bottom": slice(h - depth, h),
+    }
+    outer = {
+        "left": slice(0, cover),
+        "right": slice(w - cover, w),
+        "top": slice(0, cover),
+        "bottom": slice(h - cover, h),
+    }
+    region = (slice(None), cut[side]) if vertical else (cut[side], slice(None))
+    img[region] *= (strip.T if vertical else strip)[:, :, None]
+    if cover:
+        band = (slice(None), outer[side]) if vertical else (outer[side], slice(None))
+        colour = _colour(_BACKGROUND[int(rng.integers(len(_BACKGROUND)))], 20, rng)
+        img[band] = colour + _smooth_noise(*img[band].shape[:2], rng, 4)[..., None] * 12
 
 
 def _hull(mask: np.ndarray, x0: int, y0: int) -> np.ndarray:
