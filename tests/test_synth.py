@@ -281,3 +281,24 @@ def test_receipts_give_short_cells_their_own_boxes(tmp_path: Path) -> None:
     # quantities, tax codes and "2 X" are whole columns on real receipts: the detector needs them often
     assert short / total > 0.1, (short, total)
     assert beside / short > 0.9  # cells of a row, each its own box
+
+
+def test_book_edge_darkens_a_margin_and_never_a_line() -> None:
+    from ocrkit.data.synth.canvas import Canvas, TextLine
+    from ocrkit.data.synth.degrade import book_edge
+
+    cv = Canvas(600, 800, np.random.default_rng(0), DEFAULT_CHARSET)
+    cv.lines.append(TextLine("text", 80, 100, np.full((500, 440), 255, np.uint8), size=20))
+    x0, y0, x1, y1 = (int(v) for v in cv.lines[0].label_box)
+    darkened = 0
+    for seed in range(12):
+        img = np.full((800, 600, 3), 200.0, np.float32)
+        book_edge(img, cv, np.random.default_rng(seed))
+        assert (img[y0 : y1 + 1, x0 : x1 + 1] == 200.0).all()  # the line's label box is untouched
+        changed = img.mean(axis=2) != 200.0
+        if changed.any():
+            darkened += 1
+            assert img[changed].mean() < 200.0
+            rows, cols = np.nonzero(changed)  # one band along one page edge
+            assert rows.min() == 0 or cols.min() == 0 or rows.max() == 799 or cols.max() == 599
+    assert darkened >= 6  # room on every side: most seeds draw an edge

@@ -84,8 +84,13 @@ def compose(cv: Canvas, plan: PagePlan, rng: np.random.Generator) -> tuple[np.nd
 
 
 def _text_span(cv: Canvas) -> tuple[int, int, int, int]:
-    boxes = np.array([ln.box for ln in cv.lines]) if cv.lines else np.array([[cv.w, cv.h, 0, 0]])
-    return int(boxes[:, 0].min()), int(boxes[:, 1].min()), int(boxes[:, 2].max()), int(boxes[:, 3].max())
+    boxes = np.array([ln.label_box for ln in cv.lines]) if cv.lines else np.array([[cv.w, cv.h, 0, 0]])
+    return (
+        int(boxes[:, 0].min()),
+        int(boxes[:, 1].min()),
+        int(np.ceil(boxes[:, 2].max())),
+        int(np.ceil(boxes[:, 3].max())),
+    )
 
 
 def book_edge(img: np.ndarray, cv: Canvas, rng: np.random.Generator) -> None:
