@@ -96,7 +96,8 @@ def _text_span(cv: Canvas) -> tuple[int, int, int, int]:
 def book_edge(img: np.ndarray, cv: Canvas, rng: np.random.Generator) -> None:
     """Paint the edge of a photographed book into one page margin (in place, never over a line): the stack
     of page edges as fine stripes, then the dark cover or table. Real book scans show it beside the text,
-    and a detector that never saw it boxes its stripes as lines of digits (session 17, OCR-D pages)."""
+    and the detector boxed its stripes as lines of digits (OCR-D pages); 400 steps with it did not cure
+    that yet (session 17, detector card)."""
     x0, y0, x1, y1 = _text_span(cv)
     h, w = img.shape[:2]
     side = str(rng.choice(["left", "right", "top", "bottom"], p=[0.35, 0.35, 0.15, 0.15]))
