@@ -110,28 +110,25 @@ def book_edge(img: np.ndarray, cv: Canvas, rng: np.random.Generator) -> None:
     stripes = np.repeat(rng.uniform(0.45, 1.0, depth), rng.integers(1, 4, depth))[:depth]
     shade = stripes * np.linspace(1.0, rng.uniform(0.5, 0.9), depth)  # darker toward the outer edge
     along = 1 + 0.15 * _smooth_noise(1, length, rng, 8)[0]  # uneven light along the edge
-    strip = np.clip(shade[:, None] * along[None, :], 0, 1.2).astype(np.float32)  # depth x length
+    strip = (shade[:, None] * along[None, :]).astype(np.float32)  # depth x length
     if side in ("left", "top"):
         strip = strip[::-1]  # outer edge first
     cover = int(depth * rng.uniform(0.0, 0.5))
-    cut = {
-        "left": slice(0, depth),
-        "right": slice(w - depth, w),
-        "top": slice(0, depth),
-        "bottom": slice(h - depth, h),
-    }
-    outer = {
-        "left": slice(0, cover),
-        "right": slice(w - cover, w),
-        "top": slice(0, cover),
-        "bottom": slice(h - cover, h),
-    }
-    region = (slice(None), cut[side]) if vertical else (cut[side], slice(None))
-    img[region] *= (strip.T if vertical else strip)[:, :, None]
+    img[_edge_band(side, depth, h, w)] *= (strip.T if vertical else strip)[:, :, None]
     if cover:
-        band = (slice(None), outer[side]) if vertical else (outer[side], slice(None))
+        band = _edge_band(side, cover, h, w)
         colour = _colour(_BACKGROUND[int(rng.integers(len(_BACKGROUND)))], 20, rng)
         img[band] = colour + _smooth_noise(*img[band].shape[:2], rng, 4)[..., None] * 12
+
+
+def _edge_band(side: str, depth: int, h: int, w: int) -> tuple[slice, slice]:
+    """Index of the band `depth` px deep along one side of an h x w image."""
+    return {
+        "left": (slice(None), slice(0, depth)),
+        "right": (slice(None), slice(w - depth, w)),
+        "top": (slice(0, depth), slice(None)),
+        "bottom": (slice(h - depth, h), slice(None)),
+    }[side]
 
 
 def _hull(mask: np.ndarray, x0: int, y0: int) -> np.ndarray:
