@@ -95,40 +95,63 @@ def _text_span(cv: Canvas) -> tuple[int, int, int, int]:
 
 def book_edge(img: np.ndarray, cv: Canvas, rng: np.random.Generator) -> None:
     """Paint the edge of a photographed book into one page margin (in place, never over a line): the stack
-    of page edges as fine stripes, then the dark cover or table. Real book scans show it beside the text,
-    and the detector boxed its stripes as lines of digits (OCR-D pages); 400 steps with it did not cure
-    that yet (session 17, detector card)."""
+    of page edges as fine stripes, then the cover or table beyond it, with a ragged border and grit.
+
+    Real book scans show this beside the text and the detector boxed its stripes and the bright flecks in
+    the dark beyond as one-digit lines (OCR-D pages). A smooth cover band did not cure that (session 17),
+    so the cover is textured and strewn with character-sized specks: things to learn not to box.
+    """
     x0, y0, x1, y1 = _text_span(cv)
     h, w = img.shape[:2]
     side = str(rng.choice(["left", "right", "top", "bottom"], p=[0.35, 0.35, 0.15, 0.15]))
     room = {"left": x0, "right": w - x1, "top": y0, "bottom": h - y1}[side] - 4
-    vertical = side in ("left", "right")
-    length = h if vertical else w
-    depth = int(min(room, length * rng.uniform(0.015, 0.05)))
+    length = h if side in ("left", "right") else w
+    depth = int(min(room, length * rng.uniform(0.015, 0.08)))
     if depth < 8:
         return
+    band = _edge_view(img, side, depth)  # depth x length x 3, inner side first
     stripes = np.repeat(rng.uniform(0.45, 1.0, depth), rng.integers(1, 4, depth))[:depth]
     shade = stripes * np.linspace(1.0, rng.uniform(0.5, 0.9), depth)  # darker toward the outer edge
     along = 1 + 0.15 * _smooth_noise(1, length, rng, 8)[0]  # uneven light along the edge
-    strip = (shade[:, None] * along[None, :]).astype(np.float32)  # depth x length
-    if side in ("left", "top"):
-        strip = strip[::-1]  # outer edge first
-    cover = int(depth * rng.uniform(0.0, 0.5))
-    img[_edge_band(side, depth, h, w)] *= (strip.T if vertical else strip)[:, :, None]
-    if cover:
-        band = _edge_band(side, cover, h, w)
-        colour = _colour(_BACKGROUND[int(rng.integers(len(_BACKGROUND)))], 20, rng)
-        img[band] = colour + _smooth_noise(*img[band].shape[:2], rng, 4)[..., None] * 12
+    band *= (shade[:, None] * along[None, :]).astype(np.float32)[:, :, None]
+    if rng.random() < 0.4:  # sprinkled or coloured edges (red-speckled bindings)
+        n = depth * length // 300
+        rows, cols = rng.integers(0, depth, n), rng.integers(0, length, n)
+        band[rows, cols] = _colour((170, 70, 60), 40, rng)
+    if rng.random() < 0.2:  # no cover or table in view
+        return
+    cover = depth * rng.uniform(0.2, 0.7)
+    edge = depth - cover * (1 + 0.3 * _smooth_noise(1, length, rng, max(4, length // 40))[0])
+    beyond = np.arange(depth)[:, None] >= edge[None, :]  # ragged border between pages and cover
+    band[beyond] = _rough_surface(depth, length, rng)[beyond]
 
 
-def _edge_band(side: str, depth: int, h: int, w: int) -> tuple[slice, slice]:
-    """Index of the band `depth` px deep along one side of an h x w image."""
-    return {
-        "left": (slice(None), slice(0, depth)),
-        "right": (slice(None), slice(w - depth, w)),
-        "top": (slice(0, depth), slice(None)),
-        "bottom": (slice(h - depth, h), slice(None)),
-    }[side]
+def _rough_surface(h: int, w: int, rng: np.random.Generator) -> np.ndarray:
+    """A dark cloth, board or table seen past the page: blotchy, grainy, with light and dark specks the
+    size of printed characters."""
+    base = _colour(_BACKGROUND[int(rng.integers(len(_BACKGROUND)))], 20, rng)
+    tone = _smooth_noise(h, w, rng, 4) * 12 + _smooth_noise(h, w, rng, max(4, max(h, w) // 12)) * rng.uniform(
+        5, 25
+    )
+    grit = np.zeros((h, w), np.float32)
+    for _ in range(int(h * w * rng.uniform(0.3, 3.0) / 2000)):
+        centre = (int(rng.integers(w)), int(rng.integers(h)))
+        axes = (int(rng.integers(1, 8)), int(rng.integers(1, 8)))
+        value = float(rng.uniform(40, 140) * rng.choice([-0.6, 1.0]))
+        cv2.ellipse(grit, centre, axes, float(rng.uniform(0, 180)), 0, 360, value, -1)
+    tone += cv2.GaussianBlur(grit, (0, 0), 0.8)
+    return np.clip(base[None, None, :] + tone[:, :, None], 0, 255)
+
+
+def _edge_view(img: np.ndarray, side: str, depth: int) -> np.ndarray:
+    """The band `depth` px deep along one side of an image, as a writable (depth, length, 3) view whose
+    first row lies innermost."""
+    h, w = img.shape[:2]
+    if side == "left":
+        return img[:, :depth][:, ::-1].transpose(1, 0, 2)
+    if side == "right":
+        return img[:, w - depth :].transpose(1, 0, 2)
+    return img[:depth][::-1] if side == "top" else img[h - depth :]
 
 
 def _hull(mask: np.ndarray, x0: int, y0: int) -> np.ndarray:
