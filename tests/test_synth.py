@@ -302,3 +302,27 @@ def test_book_edge_darkens_a_margin_and_never_a_line() -> None:
             rows, cols = np.nonzero(changed)  # one band along one page edge
             assert rows.min() == 0 or cols.min() == 0 or rows.max() == 799 or cols.max() == 599
     assert darkened >= 6  # room on every side: most seeds draw an edge
+
+
+def test_book_edge_cover_is_strewn_with_character_sized_specks() -> None:
+    """The detector boxed flecks in the dark past a real book's edge as digits: the synthetic cover must
+    carry such flecks (small blobs far from their surroundings), not just a smooth band."""
+    import cv2
+
+    from ocrkit.data.synth.canvas import Canvas, TextLine
+    from ocrkit.data.synth.degrade import book_edge
+
+    cv = Canvas(900, 1200, np.random.default_rng(0), DEFAULT_CHARSET)
+    cv.lines.append(TextLine("text", 250, 250, np.full((700, 400), 255, np.uint8), size=20))
+    most_specks = 0
+    for seed in range(12):
+        img = np.full((1200, 900, 3), 220.0, np.float32)
+        book_edge(img, cv, np.random.default_rng(seed))
+        grey = img.mean(axis=2).astype(np.uint8)
+        residual = np.abs(grey.astype(np.int16) - cv2.medianBlur(grey, 21).astype(np.int16))
+        _, _, stats, _ = cv2.connectedComponentsWithStats((residual > 30).astype(np.uint8))
+        w, h = stats[1:, cv2.CC_STAT_WIDTH], stats[1:, cv2.CC_STAT_HEIGHT]
+        short, long = np.minimum(w, h), np.maximum(w, h)
+        compact = (short >= 3) & (long <= 16) & (long <= 3 * short)
+        most_specks = max(most_specks, int(compact.sum()))  # stripes are long and thin: not counted
+    assert most_specks >= 10
