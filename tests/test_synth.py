@@ -326,3 +326,19 @@ def test_book_edge_cover_is_strewn_with_character_sized_specks() -> None:
         compact = (short >= 3) & (long <= 16) & (long <= 3 * short)
         most_specks = max(most_specks, int(compact.sum()))  # stripes are long and thin: not counted
     assert most_specks >= 10
+
+
+def test_show_through_lands_in_the_white_space_away_from_the_lines() -> None:
+    """On real book scans the other side's lines fill a heading's white space, and the detector boxed them:
+    the synthetic ghost must also land far from this page's own lines, and stay faint."""
+    from ocrkit.data.synth.degrade import show_through
+
+    ink = np.zeros((800, 600), np.float32)
+    for top in range(40, 240, 20):
+        ink[top : top + 6, 60:540] = 1.0  # ten lines in the top quarter, white space below
+    reached = 0
+    for seed in range(12):
+        ghost = show_through(ink, np.random.default_rng(seed))
+        assert ghost.min() >= 0.0 and 0.0 < ghost.max() <= 0.25
+        reached += bool(ghost[320:].max() > 0.02)  # rows more than 80 px below the last line
+    assert reached >= 4

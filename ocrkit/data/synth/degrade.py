@@ -65,10 +65,8 @@ def compose(cv: Canvas, plan: PagePlan, rng: np.random.Generator) -> tuple[np.nd
     if rng.random() < 0.4:  # uneven toner / ink density
         ink = ink * np.clip(1 - 0.35 * np.abs(_smooth_noise(h, w, rng, 8)), 0, 1)
     paper_part = 1.0 - ink
-    if rng.random() < 0.2:  # bleed-through: mirrored ghost of the text, unlabelled
-        ghost = cv2.GaussianBlur(cv.ink[:, ::-1], (0, 0), rng.uniform(1.0, 3.0))
-        ghost = np.roll(ghost, int(rng.integers(-h // 20, h // 20 + 1)), axis=0)
-        paper_part *= 1 - ghost * np.float32(rng.uniform(0.06, 0.25))
+    if rng.random() < (0.5 if plan.kind in _BOOK_KINDS else 0.2):
+        paper_part *= 1 - show_through(cv.ink, rng)
     ink_col = _colour(*_INK[plan.ink], rng)
     tex *= paper_part
     # per channel: (paper + texture) * paper_part + ink colour * ink, without HxWx3 temporaries
@@ -81,6 +79,18 @@ def compose(cv: Canvas, plan: PagePlan, rng: np.random.Generator) -> tuple[np.nd
     if plan.kind in _BOOK_KINDS and rng.random() < 0.3:
         book_edge(img, cv, rng)
     return img, paper
+
+
+def show_through(ink: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Faint unlabelled text from the other side of the sheet (0..1 darkening), to learn not to box it.
+
+    The reverse page's lines do not sit behind this page's lines: on the real book scans they fill the
+    white space of headings and margins, fairly sharp, and the detector boxed them. So the mirrored ink is
+    shifted by up to a quarter of the page (wrapping round), not just a few lines."""
+    h, w = ink.shape
+    ghost = cv2.GaussianBlur(ink[:, ::-1], (0, 0), rng.uniform(0.6, 2.5))
+    shift = (int(rng.integers(-h // 4, h // 4 + 1)), int(rng.integers(-w // 20, w // 20 + 1)))
+    return np.roll(ghost, shift, axis=(0, 1)) * np.float32(rng.uniform(0.06, 0.25))
 
 
 def _text_span(cv: Canvas) -> tuple[int, int, int, int]:
