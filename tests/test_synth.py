@@ -339,6 +339,6 @@ def test_show_through_lands_in_the_white_space_away_from_the_lines() -> None:
     reached = 0
     for seed in range(12):
         ghost = show_through(ink, np.random.default_rng(seed))
-        assert ghost.min() >= 0.0 and 0.0 < ghost.max() <= 0.25
+        assert ghost.min() >= 0.0 and 0.0 < ghost.max() <= 0.4  # fainter than ink
         reached += bool(ghost[320:].max() > 0.02)  # rows more than 80 px below the last line
     assert reached >= 4
