@@ -86,8 +86,8 @@ def show_through(ink: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 
     The reverse page's lines do not sit behind this page's lines: on the real book scans they fill the
     white space of headings and margins, fairly sharp, and the detector boxed them. So the mirrored ink is
-    shifted by up to a quarter of the page (wrapping round), not just a few lines. There the darkest ghost
-    strokes reach 0.23-0.33 of the ink's contrast, so the ghost goes up to 0.4 before blurring."""
+    shifted by up to a quarter of the page (wrapping round), not just a few lines. On those scans the
+    darkest ghost strokes reach 0.23-0.33 of the ink's contrast, so the ghost reaches 0.4 before blurring."""
     h, w = ink.shape
     ghost = cv2.GaussianBlur(ink[:, ::-1], (0, 0), rng.uniform(0.6, 2.5))
     shift = (int(rng.integers(-h // 4, h // 4 + 1)), int(rng.integers(-w // 20, w // 20 + 1)))
