@@ -19,6 +19,8 @@ from PIL import Image
 from torch.utils.data import Dataset
 from transformers import PreTrainedTokenizerBase
 
+from ocrkit.data.mixing import mixture, parse_sources
+from ocrkit.data.packed import decode_image, is_packed, read_packed_lines
 from ocrkit.errors import InputError
 from ocrkit.io import load_image
 from ocrkit.recognition.preprocessing import LinePreprocess
@@ -116,12 +118,22 @@ def training_augment(scan_share: float) -> A.Compose:
     return A.Compose([light_augment(), scan_augment(scan_share)]) if scan_share > 0 else light_augment()
 
 
+def read_line_sources(spec: str | list, total: int = 0, seed: int = 0) -> list[dict[str, Any]]:
+    """One manifest / Parquet shard glob, or a weighted list of them (ocrkit/data/mixing.py)."""
+    sources = parse_sources(spec, "data.train")
+    loaded = [(read_packed_lines(path) if is_packed(path) else read_manifest(path), w) for path, w in sources]
+    if len(loaded) == 1 and not total:
+        return loaded[0][0]
+    return mixture(loaded, total, seed)
+
+
 class LinesDataset(Dataset):
-    """Items: {"image": letterboxed HxWx3 uint8, "labels": ids ending with </s>, "text": str}."""
+    """Items: {"image": letterboxed HxWx3 uint8, "labels": ids ending with </s>, "text": str,
+    "case_sensitive": bool}."""
 
     def __init__(
         self,
-        manifest: str | Path,
+        manifest: str | Path | list,
         tokenizer: PreTrainedTokenizerBase,
         preprocess: LinePreprocess,
         augment: bool = False,
@@ -129,9 +141,12 @@ class LinesDataset(Dataset):
         max_target_length: int = 160,
         limit: int = 0,
         max_chars: int = 0,
+        epoch_lines: int = 0,
     ) -> None:
-        self.manifest = Path(manifest)
-        self.records = read_manifest(manifest)
+        self.manifest = manifest
+        self.records = read_line_sources(
+            manifest if isinstance(manifest, list) else str(manifest), epoch_lines
+        )
         if max_chars:  # a truncated label would teach the decoder to stop while text remains
             self.records = [r for r in self.records if len(r["text"]) <= max_chars]
             if not self.records:
@@ -151,13 +166,15 @@ class LinesDataset(Dataset):
 
     def __getitem__(self, index: int) -> dict[str, Any]:
         rec = self.records[index]
-        image = load_image(rec["image"])
+        data = rec.get("image_bytes")
+        image = load_image(rec["image"]) if data is None else decode_image(data, rec["image"])
         if self.augment is not None:
             image = self.augment(image=image)["image"]
         return {
             "image": self.preprocess.apply(image),
             "labels": encode_label(self.tokenizer, rec["text"], self.max_target_length),
             "text": rec["text"],
+            "case_sensitive": rec.get("case_sensitive", True) is not False,
         }
 
     def padded_shapes(self) -> list[tuple[int, int]]:

@@ -36,9 +36,21 @@ def train_command(
         help="override a config key, e.g. --set train.steps=100 (repeatable)",
     )
     parser.add_argument("--resume", action="store_true", help="continue from the latest checkpoint")
+    parser.add_argument(
+        "--max-minutes",
+        type=float,
+        help="stop after this many minutes, validated and checkpointed (train.max_minutes); the schedule "
+        "still follows train.steps, so --resume continues it exactly",
+    )
+    parser.add_argument("--device", choices=("auto", "cpu", "cuda"), help="train.device")
     args = parser.parse_args(argv)
+    overrides = list(args.overrides)
+    if args.max_minutes is not None:
+        overrides.append(f"train.max_minutes={args.max_minutes}")
+    if args.device is not None:
+        overrides.append(f"train.device={args.device}")
     try:
-        config = load_config(config_class, args.config, args.overrides)
+        config = load_config(config_class, args.config, overrides)
         task = make_task(config)
         Trainer(task, config.train, resume=args.resume, config=to_dict(config)).fit()
     except (ConfigError, OcrkitError) as exc:

@@ -25,7 +25,8 @@ class TrainSettings:
     ema_decay: float = 0.0  # 0 = no EMA
     ema_warmup_steps: int = 100
     mixed_precision: str = "no"  # no | bf16
-    device: str = "auto"  # auto (GPU when available) | cpu
+    device: str = "auto"  # auto (GPU when available) | cpu | cuda (an error without one)
+    max_minutes: float = 0.0  # >0: stop after this many minutes (validate + checkpoint first); resumable
     seed: int = 0
     num_workers: int = 0
     log_every: int = 10

@@ -25,6 +25,7 @@ from ocrkit.engine.ema import ModelEma
 from ocrkit.engine.schedule import lr_multiplier
 from ocrkit.engine.settings import TrainSettings
 from ocrkit.engine.task import Task
+from ocrkit.errors import OcrkitError
 
 
 def seed_everything(seed: int) -> None:
@@ -102,6 +103,25 @@ def slow_bf16_warning(device_type: str, mixed_precision: str, native_bf16: bool 
     )
 
 
+def choose_device(setting: str, cuda_available: bool) -> str:
+    """ "cpu" or "cuda" for a `train.device` setting; asking for CUDA on a machine without it is an error."""
+    if setting not in ("auto", "cpu", "cuda"):
+        raise OcrkitError(f"train.device: expected auto, cpu or cuda, got {setting!r}")
+    if setting == "cuda" and not cuda_available:
+        raise OcrkitError("train.device: cuda was asked for, but torch sees no CUDA device")
+    return "cuda" if setting != "cpu" and cuda_available else "cpu"
+
+
+def out_of_time(started: float, max_minutes: float, accelerator: Accelerator | None = None) -> bool:
+    """Whether the time budget is spent; with several processes, all stop together (the max decides)."""
+    if max_minutes <= 0:
+        return False
+    spent = torch.tensor(float(time.perf_counter() - started >= max_minutes * 60))
+    if accelerator is not None and accelerator.num_processes > 1:
+        spent = accelerator.reduce(spent.to(accelerator.device), reduction="max").cpu()
+    return bool(spent)
+
+
 class Trainer:
     """Fit a Task for `settings.steps` optimizer steps, with checkpoints, resume, EMA and evaluation."""
 
@@ -112,7 +132,7 @@ class Trainer:
         self.config = config or {}
         self.out = Path(settings.out_dir)
         # Without cpu=True Accelerate ignores torchrun's env on a GPU-less machine and runs single-process.
-        use_cpu = settings.device == "cpu" or not torch.cuda.is_available()
+        use_cpu = choose_device(settings.device, torch.cuda.is_available()) == "cpu"
         self.accelerator = Accelerator(mixed_precision=settings.mixed_precision, cpu=use_cpu)
         warning = slow_bf16_warning(self.accelerator.device.type, settings.mixed_precision)
         if warning:
@@ -193,6 +213,7 @@ class Trainer:
 
         bar = tqdm(total=s.steps, initial=state.step, disable=not acc.is_main_process, dynamic_ncols=True)
         window_start, window_steps = time.perf_counter(), 0
+        started = time.perf_counter()
         while state.step < s.steps:
             micro = []
             for i in range(s.grad_accum):
@@ -229,7 +250,12 @@ class Trainer:
                     },
                 )
                 window_start, window_steps = time.perf_counter(), 0
-            final = state.step == s.steps
+            stopping = out_of_time(started, s.max_minutes, acc)
+            final = state.step == s.steps or stopping
+            if stopping:
+                acc.print(
+                    f"step {state.step}: train.max_minutes={s.max_minutes:g} spent; stopping (--resume)"
+                )
             if s.eval_every and (state.step % s.eval_every == 0 or final):
                 self._evaluate(model, ema, state, metrics_path)
             if final or (s.save_every and state.step % s.save_every == 0):
@@ -245,6 +271,8 @@ class Trainer:
                         ema.updates if ema else 0,
                     )
                 acc.wait_for_everyone()
+            if stopping:
+                break
         bar.close()
         if acc.is_main_process:
             self.task.save_pretrained(self._shipped(model, ema), self.out / "model")

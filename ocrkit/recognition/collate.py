@@ -32,4 +32,6 @@ class LineCollator:
             "pixel_values": torch.from_numpy(self.preprocess.batch(images)),
             "labels": pad_labels([it["labels"] for it in items]),
             "texts": [it.get("text", "") for it in items],
+            # labels that ignore the print's case (scored upper-or-lower: recognition/case_folding.py)
+            "case_free": torch.tensor([it.get("case_sensitive", True) is False for it in items]),
         }

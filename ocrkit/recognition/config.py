@@ -46,8 +46,11 @@ class ModelConfig:
 
 @dataclass
 class DataConfig:
-    train: str = "data/synth/lines/train/lines.jsonl"  # JSONL manifest {"image": rel/abs path, "text": ...}
-    val: str = "data/synth/lines/val/lines.jsonl"  # manifest evaluated every train.eval_every steps
+    # a JSONL manifest {"image": rel/abs path, "text": ...}, Parquet shards (DIR/*.parquet, fsspec URLs), or a
+    # weighted mixture of them: [{path: ..., weight: 0.3}, ...] (ocrkit/data/mixing.py)
+    train: str | list = "data/synth/lines/train/lines.jsonl"
+    epoch_lines: int = 0  # lines per mixture epoch (0: as many as the sources hold)
+    val: str = "data/synth/lines/val/lines.jsonl"  # manifest or shards evaluated every train.eval_every steps
     val_limit: int = 300  # evaluate on a seeded sample of N validation lines (CPU budget); 0 = all
     eval_batch_size: int = 32  # lines per greedy-decoding batch during evaluation
     max_chars: int = 0  # >0: skip training lines longer than this (never truncate a label its image shows)

@@ -20,6 +20,7 @@ from safetensors.torch import save_file
 from transformers.modeling_outputs import BaseModelOutput
 
 from ocrkit.errors import ModelError
+from ocrkit.recognition.case_folding import fold_cases
 from ocrkit.recognition.ctc_decoding import (
     HEAD_FILE,
     best_path,
@@ -194,13 +195,20 @@ def ctc_loss(
     eos_id: int,
     blank_id: int,
     ignore: int = -100,
+    case_free: tuple[torch.Tensor, torch.Tensor] | None = None,
 ) -> torch.Tensor:
-    """Summed CTC loss over the batch; targets are the label characters without </s>."""
+    """Summed CTC loss over the batch; targets are the label characters without </s>.
+
+    `case_free`: (case partners per token, rows whose labels ignore case) — those rows' frames score each
+    cased character as either case (recognition/case_folding.py)."""
     height, width = pixel_shape[0] // 16, pixel_shape[1] // 16
     patches = encoder_states[:, -height * width :, :]  # drop the CLS token
     batch = patches.shape[0]
     columns = patches.reshape(batch, height, width, -1).transpose(1, 2).reshape(batch, width * height, -1)
-    log_probs = F.log_softmax(getattr(model, HEAD)(columns).float(), dim=-1).transpose(0, 1)
+    log_probs = F.log_softmax(getattr(model, HEAD)(columns).float(), dim=-1)
+    if case_free is not None:
+        log_probs = fold_cases(log_probs, *case_free)
+    log_probs = log_probs.transpose(0, 1)
     keep = (labels != ignore) & (labels != eos_id)
     targets = labels[keep]
     target_lengths = keep.sum(1)

@@ -22,6 +22,7 @@ from transformers.models.vision_encoder_decoder.modeling_vision_encoder_decoder 
 
 from ocrkit.data.lines_dataset import LinesDataset
 from ocrkit.recognition.buckets import same_shape_batches
+from ocrkit.recognition.case_folding import case_partners, fold_cases
 from ocrkit.recognition.collate import IGNORE, LineCollator
 from ocrkit.recognition.config import RecognizerConfig
 from ocrkit.recognition.ctc import (
@@ -60,6 +61,7 @@ class RecognitionTask:
         self.collator = LineCollator(self.preprocess)
         self._val: LinesDataset | None = None
         self._parts: defaultdict[str, float] = defaultdict(float)
+        self._case_partners: torch.Tensor | None = None
 
     # -- model and data -------------------------------------------------------------------------------
     def build_model(self) -> VisionEncoderDecoderModel:
@@ -89,6 +91,7 @@ class RecognitionTask:
             scan_augment_p=self.config.data.scan_augment,
             max_target_length=self.config.model.max_target_length,
             max_chars=min(self.config.data.max_chars or 10**9, self.config.model.max_target_length - 1),
+            epoch_lines=self.config.data.epoch_lines,
         )
 
     def collate(self, items: list[dict[str, Any]]) -> dict[str, Any]:
@@ -113,13 +116,22 @@ class RecognitionTask:
         out = model(
             pixel_values=pixel_values, decoder_input_ids=decoder_input_ids, interpolate_pos_encoding=True
         )
-        loss = F.cross_entropy(
-            out.logits.float().flatten(0, 1),
-            labels.flatten(),
-            ignore_index=IGNORE,
-            reduction="sum",
-            label_smoothing=self.config.model.label_smoothing,
-        )
+        case_free = batch.get("case_free")
+        folding = None
+        if case_free is not None and bool(case_free.any()):
+            folding = (self._partners(out.logits.shape[-1]), case_free.to(device))
+        logits = out.logits.float()
+        if folding is None:
+            loss = F.cross_entropy(
+                logits.flatten(0, 1),
+                labels.flatten(),
+                ignore_index=IGNORE,
+                reduction="sum",
+                label_smoothing=self.config.model.label_smoothing,
+            )
+        else:  # the same summed NLL, each cased target scored as upper-or-lower on case-free rows
+            log_probs = fold_cases(F.log_softmax(logits, dim=-1), *folding)
+            loss = F.nll_loss(log_probs.flatten(0, 1), labels.flatten(), ignore_index=IGNORE, reduction="sum")
         units = self.units(batch)
         self._parts["ce"] += float(loss.detach())
         self._parts["units"] += units
@@ -132,10 +144,16 @@ class RecognitionTask:
                 cfg.eos_token_id,
                 cfg.pad_token_id,
                 IGNORE,
+                case_free=folding,
             )
             self._parts["ctc"] += float(aux.detach())
             loss = loss + self.config.model.ctc_weight * aux
         return loss
+
+    def _partners(self, vocab_size: int) -> torch.Tensor:
+        if self._case_partners is None or self._case_partners.numel() != vocab_size:
+            self._case_partners = case_partners(self.tokenizer, vocab_size)
+        return self._case_partners
 
     def pop_loss_parts(self) -> dict[str, float]:
         """Per-token cross-entropy (and CTC) since the last call: shows whether the encoder is used yet."""

@@ -1,0 +1,120 @@
+"""`ocrkit data import|prepare|pack`: real ground truth into training formats, and packed shards."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from pathlib import Path
+
+from ocrkit.errors import OcrkitError
+
+# Evaluation pages that no importer may take: $OCRKIT_RESERVED, else the first of these that exists.
+RESERVED_CANDIDATES = ("data/reserved.tsv", "../shared/data/reserved.tsv")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("data", help="import ground truth (PAGE-XML, ALTO, SROIE, line pairs); pack shards")
+    kinds = p.add_subparsers(dest="what", metavar="import|prepare|pack", required=True)
+
+    q = kinds.add_parser("import", help="files or folders of ground truth → COCO pages + line crops")
+    q.add_argument("sources", nargs="+", type=Path, metavar="SRC")
+    q.add_argument("--out", type=Path, required=True)
+    q.add_argument("--format", default="auto", help="auto | page | alto | sroie | lines")
+    q.add_argument("--license", default="", help="licence recorded on every page and line")
+    q.add_argument("--source", default="", help="provenance recorded on every page, e.g. owner/name@commit")
+    q.add_argument("--subset", default="", help="subset name of the lines (default: the first SRC's name)")
+    q.add_argument("--val-share", type=float, default=0.1, help="share of documents in the val split")
+    q.add_argument("--case-insensitive", action="store_true", help="transcriptions ignore the print's case")
+    _reserved_arg(q)
+    q.set_defaults(func=run_import)
+
+    q = kinds.add_parser("prepare", help="import every source of a sources file found in --clones")
+    q.add_argument("sources_file", type=Path, metavar="SOURCES_YAML")
+    q.add_argument("--clones", type=Path, required=True, help="folder of git clones (owner+name or name)")
+    q.add_argument("--out", type=Path, required=True)
+    _reserved_arg(q)
+    q.set_defaults(func=run_prepare)
+
+    q = kinds.add_parser("pack", help="a line manifest or COCO page set → Parquet shards")
+    q.add_argument("source", type=Path, metavar="SRC", help="lines .jsonl or COCO .json")
+    q.add_argument("--out", type=Path, required=True)
+    q.add_argument("--shard-mb", type=float, default=64.0, help="target shard size in MB")
+    q.add_argument(
+        "--line-height", type=int, default=0, help="lines: re-encode crops at most this tall (0 = as stored)"
+    )
+    q.add_argument(
+        "--page-side", type=int, default=0, help="pages: re-encode with this long side (0 = as stored)"
+    )
+    q.add_argument("--limit", type=int, default=0, help="lines: a seeded sample of this many (0 = all)")
+    q.add_argument(
+        "--codec", choices=(".png", ".webp", ".jpg"), default=".png", help="lines: re-encoding format"
+    )
+    q.set_defaults(func=run_pack)
+
+
+def _reserved_arg(q: argparse.ArgumentParser) -> None:
+    q.add_argument(
+        "--reserved",
+        type=Path,
+        help="sha256 list of evaluation files to refuse (default: $OCRKIT_RESERVED or reserved.tsv beside "
+        "the evaluation data)",
+    )
+
+
+def reserved_path(given: Path | None) -> Path | None:
+    if given is not None:
+        return given
+    env = os.environ.get("OCRKIT_RESERVED")
+    if env:
+        return Path(env)
+    return next((Path(c) for c in RESERVED_CANDIDATES if Path(c).is_file()), None)
+
+
+def run_import(args: argparse.Namespace) -> int:
+    from ocrkit.data.ground_truth.importer import Importer, ImportSettings, find_annotations, read_reserved
+    from ocrkit.data.ground_truth.text_rules import TextRules
+
+    started = time.perf_counter()
+    importer = Importer(args.out, read_reserved(reserved_path(args.reserved)))
+    files, _ = find_annotations(args.sources, args.format)
+    if not files:
+        raise OcrkitError(f"no ground truth found in {', '.join(map(str, args.sources))}")
+    settings = ImportSettings(
+        source=args.source or args.sources[0].resolve().name,
+        license=args.license,
+        subset=args.subset or args.sources[0].resolve().name,
+        fmt=args.format,
+        rules=TextRules(case_sensitive=not args.case_insensitive),
+        val_share=args.val_share,
+        root=args.sources[0] if args.sources[0].is_dir() else args.sources[0].parent,
+    )
+    importer.add(files, settings)
+    importer.finish()
+    return _report(importer, started)
+
+
+def run_prepare(args: argparse.Namespace) -> int:
+    from ocrkit.data.ground_truth.importer import read_reserved
+    from ocrkit.data.ground_truth.sources import prepare
+
+    started = time.perf_counter()
+    importer = prepare(args.sources_file, args.clones, args.out, read_reserved(reserved_path(args.reserved)))
+    return _report(importer, started)
+
+
+def _report(importer, started: float) -> int:
+    for line in importer.summary.lines_out():
+        print(line)
+    print(f"written to {importer.out} in {time.perf_counter() - started:.0f} s")
+    return 0 if importer.summary.imported else 1
+
+
+def run_pack(args: argparse.Namespace) -> int:
+    from ocrkit.data.packed import pack
+
+    shards = pack(
+        args.source, args.out, args.shard_mb, args.line_height, args.page_side, args.limit, args.codec
+    )
+    print(f"{len(shards)} shard(s) in {args.out}")
+    return 0

@@ -1,0 +1,54 @@
+"""Transcription clean-up: Unicode NFC, collapsed whitespace, and a source's own markup rules.
+
+Transcription guidelines mark things a recognizer must not learn to write (crossed-out text, editorial
+brackets, superscript carets). Each source names its markup as data (`TextRules`); a line that still
+holds markup after the rules is dropped and counted, never kept silently.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass, field
+
+# Editorial markup seen in public ground truth that no printed page shows as such.
+DEFAULT_MARKUP = r"[⟦⟧]"
+_SPACES = re.compile(r"\s+")
+
+
+@dataclass
+class TextRules:
+    replace: dict[str, str] = field(default_factory=dict)  # literal substring → replacement
+    strip: list[str] = field(default_factory=list)  # regexes removed from the text
+    drop: list[str] = field(default_factory=list)  # regexes: a line matching any is dropped
+    markup: str = DEFAULT_MARKUP  # regex: what still counts as markup after the rules
+    case_sensitive: bool = True  # False: the transcriptions do not follow the print's case
+
+    def __post_init__(self) -> None:
+        self._strip = [re.compile(p) for p in self.strip]
+        self._drop = [re.compile(p) for p in self.drop]
+        self._markup = re.compile(self.markup) if self.markup else None
+
+    def apply(self, text: str | None) -> tuple[str | None, str | None]:
+        """(clean text, None) or (None, reason the line is dropped); None text stays None (box only)."""
+        if text is None:
+            return None, None
+        text = normalize(text)
+        for pattern in self._drop:
+            if pattern.search(text):
+                return None, "dropped by a source rule"
+        for old, new in self.replace.items():
+            text = text.replace(old, new)
+        for pattern in self._strip:
+            text = pattern.sub("", text)
+        text = normalize(text)
+        if self._markup is not None and self._markup.search(text):
+            return None, "markup left after the rules"
+        if not text:
+            return None, "empty text"
+        return text, None
+
+
+def normalize(text: str) -> str:
+    """NFC with runs of whitespace collapsed to one space and the ends trimmed."""
+    return _SPACES.sub(" ", unicodedata.normalize("NFC", text)).strip()

@@ -1,0 +1,138 @@
+"""Train the recognizer for a fixed number of minutes on a GPU and write the weights back small.
+
+  bash tools/gpu_burst.sh --minutes 7 --out "$OUT"                 # on a machine with a CUDA GPU
+  python tools/gpu_burst.py --dry-run --out /tmp/burst             # a tiny CPU run of the same path
+
+Built for short loans of a GPU that sees only a copy of the working tree: the data come as Parquet shards
+inside the tree (`ocrkit data pack`, see configs/recognizer/burst.yaml), training stops on the time budget
+after validating, and the result is a handful of files under --out: the best model's weights in fp16
+safetensors (+ CTC head), its ocrkit.json, the metrics log, and a summary of the throughput measured.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # the copied tree may not be pip-installed where the GPU is
+
+from ocrkit.config import ConfigError, load_config, to_dict  # noqa: E402
+from ocrkit.errors import OcrkitError  # noqa: E402
+
+DRY_RUN = [  # tiny and CPU-only: proves the path end to end in CI
+    "train.device=cpu",
+    "train.steps=2",
+    "train.batch_size=2",
+    "train.eval_every=2",
+    "train.save_every=2",
+    "train.num_workers=0",
+    "train.mixed_precision='no'",
+    "data.val_limit=4",
+    "data.eval_batch_size=4",
+]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("-c", "--config", default=str(ROOT / "configs/recognizer/burst.yaml"))
+    parser.add_argument("--minutes", type=float, default=7.0, help="training budget (validation included)")
+    parser.add_argument("--out", type=Path, required=True, help="folder for the returned files")
+    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE")
+    parser.add_argument(
+        "--synth",
+        type=int,
+        default=0,
+        help="first render this many synthetic lines into data/burst/synth (all cores but one)",
+    )
+    parser.add_argument("--dry-run", action="store_true", help="a few CPU steps, to test the path")
+    args = parser.parse_args(argv)
+    try:
+        return run(args)
+    except (ConfigError, OcrkitError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+def run(args: argparse.Namespace) -> int:
+    import torch
+
+    from ocrkit.engine.trainer import Trainer
+    from ocrkit.recognition.config import RecognizerConfig
+    from ocrkit.recognition.task import RecognitionTask
+
+    if args.synth:
+        render_synthetic(args.synth, ROOT / "data/burst/synth")
+    overrides = [f"train.max_minutes={args.minutes}", *(DRY_RUN if args.dry_run else []), *args.overrides]
+    config = load_config(RecognizerConfig, args.config, overrides)
+    run_dir = Path(config.train.out_dir)
+    if run_dir.exists() and not args.dry_run:
+        shutil.rmtree(run_dir)  # a burst starts fresh; --resume is for tools/train_recognizer.py
+    cuda = torch.cuda.is_available()
+    device = torch.cuda.get_device_name(0) if cuda else "cpu"
+    print(f"torch {torch.__version__}, device: {device}", flush=True)
+    started = time.perf_counter()
+    state = Trainer(RecognitionTask(config), config.train, config=to_dict(config)).fit()
+    seconds = time.perf_counter() - started
+    summary = throughput(run_dir / "metrics.jsonl", config.train.batch_size * config.train.grad_accum)
+    summary.update(
+        steps=state.step,
+        seconds=round(seconds, 1),
+        best_step=state.best_step,
+        best_value=state.best_value,
+        gpu_max_memory_gib=round(torch.cuda.max_memory_allocated() / 2**30, 2) if cuda else None,
+    )
+    export(run_dir / "best" if (run_dir / "best").is_dir() else run_dir / "model", args.out, run_dir)
+    (args.out / "summary.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
+    print(json.dumps(summary), flush=True)
+    return 0
+
+
+def render_synthetic(n: int, out: Path) -> None:
+    """Synthetic lines rendered where the training runs: cheaper to make there than to carry."""
+    import os
+
+    from ocrkit.cli import main as cli
+
+    workers = max(1, (os.cpu_count() or 2) - 1)
+    started = time.perf_counter()
+    argv = ["synth", "lines", "--n", str(n), "--out", str(out), "--seed", "31", "--workers", str(workers)]
+    code = cli(argv)
+    if code:
+        raise OcrkitError(f"rendering synthetic lines failed (exit code {code})")
+    print(f"rendered {n} synthetic lines in {time.perf_counter() - started:.0f} s", flush=True)
+
+
+def throughput(metrics: Path, lines_per_step: int) -> dict:
+    """Mean steps/s and lines/s over the logged training windows (validation time excluded)."""
+    windows = []
+    for line in metrics.read_text(encoding="utf-8").splitlines():
+        rec = json.loads(line)
+        if "s_per_step" in rec:
+            windows.append(rec["s_per_step"])
+    if not windows:
+        return {}
+    s_per_step = sorted(windows)[len(windows) // 2]
+    return {"steps_per_s": round(1 / s_per_step, 2), "lines_per_s": round(lines_per_step / s_per_step, 1)}
+
+
+def export(model_dir: Path, out: Path, run_dir: Path) -> None:
+    """fp16 weights + CTC head + ocrkit.json + metrics: what a shipped folder needs beside its tokenizer."""
+    from safetensors.torch import load_file, save_file
+
+    out.mkdir(parents=True, exist_ok=True)
+    weights = load_file(str(model_dir / "model.safetensors"))
+    half = {k: v.half() if v.is_floating_point() else v for k, v in weights.items()}
+    save_file({k: v.contiguous() for k, v in half.items()}, str(out / "model.safetensors"), {"format": "pt"})
+    for name in ("ctc_head.safetensors", "ocrkit.json"):
+        if (model_dir / name).is_file():
+            shutil.copy2(model_dir / name, out / name)
+    shutil.copy2(run_dir / "metrics.jsonl", out / "metrics.jsonl")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
