@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from typing import Any, TypeVar
 
 import numpy as np
+from torch.utils.data import Dataset
 
 from ocrkit.config import ConfigError
 
@@ -52,3 +53,19 @@ def mixture(sources: Sequence[tuple[Sequence[T], float]], total: int = 0, seed: 
         )
         out.extend(items[i] for i in picked)
     return out
+
+
+class MixtureDataset(Dataset):
+    """Items of several datasets in proportion to their weights (one seeded draw, see `mixture`)."""
+
+    def __init__(self, sources: Sequence[tuple[Dataset, float]], total: int = 0, seed: int = 0) -> None:
+        self.datasets = [ds for ds, _ in sources]
+        keyed = [([(k, i) for i in range(len(ds))], w) for k, (ds, w) in enumerate(sources)]
+        self.index = mixture(keyed, total, seed)
+
+    def __len__(self) -> int:
+        return len(self.index)
+
+    def __getitem__(self, item: int) -> Any:
+        k, i = self.index[item]
+        return self.datasets[k][i]

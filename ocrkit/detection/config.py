@@ -27,7 +27,10 @@ class ModelConfig:
 
 @dataclass
 class DataConfig:
-    train: str = ""  # COCO json of training pages (file_name relative to the json's folder)
+    # COCO json of training pages (file_name relative to the json's folder), or a weighted mixture of them:
+    # [{path: ..., weight: 0.3}, ...] (ocrkit/data/mixing.py)
+    train: str | list = ""
+    epoch_pages: int = 0  # pages per mixture epoch (0: as many as the sources hold)
     val: str = ""  # COCO json of validation pages; "" = no evaluation
     val_limit: int = 0  # evaluate on the first N validation pages (0 = all)
     longest: int = 640  # letterbox size: long side, a multiple of `divisor`

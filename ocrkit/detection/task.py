@@ -11,6 +11,7 @@ import torch
 from torch.utils.data import Dataset, Sampler
 
 from ocrkit.data.coco_dataset import AugmentConfig, CocoDetectionDataset
+from ocrkit.data.mixing import MixtureDataset, parse_sources
 from ocrkit.detection.config import DetectorConfig
 from ocrkit.detection.factory import create_detector
 from ocrkit.detection.metrics import LineCounts, coco_map
@@ -62,9 +63,13 @@ class DetectionTask:
         return CocoDetectionDataset(ann_file, d.longest, d.divisor, d.square, augment, limit)
 
     def train_dataset(self) -> Dataset:
-        if not self.cfg.data.train:
+        d = self.cfg.data
+        if not d.train:
             raise ValueError("data.train: no training COCO file configured")
-        return self._dataset(self.cfg.data.train, self.cfg.data.augment)
+        sources = parse_sources(d.train, "data.train")
+        if len(sources) == 1 and not d.epoch_pages:
+            return self._dataset(sources[0][0], d.augment)
+        return MixtureDataset([(self._dataset(path, d.augment), w) for path, w in sources], d.epoch_pages)
 
     def val_dataset(self) -> CocoDetectionDataset:
         if self._val is None:

@@ -170,6 +170,9 @@ class Trainer:
                 collate_fn=self.task.collate,
                 num_workers=self.s.num_workers,
                 persistent_workers=False,
+                # its own generator: creating a loader must not draw from the global RNG that each step
+                # seeds, or a run resumed mid-epoch would augment differently from an unbroken one
+                generator=torch.Generator().manual_seed(self.s.seed * 1009 + epoch),
             )
             skip = 0
             yield from loader

@@ -96,8 +96,11 @@ def sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
-def find_annotations(sources: Iterable[str | Path], fmt: str = "auto") -> tuple[list[tuple[Path, str]], int]:
-    """(annotation file, format) for every file under `sources`; also the count of unknown XML files."""
+def find_annotations(
+    sources: Iterable[str | Path], fmt: str = "auto", keep: Callable[[Path], bool] | None = None
+) -> tuple[list[tuple[Path, str]], int]:
+    """(annotation file, format) for every file under `sources` that `keep` accepts (all by default); also
+    the count of XML files in neither format."""
     if fmt != "auto" and fmt not in FORMATS:
         raise OcrkitError(f"--format: expected auto or one of {', '.join(FORMATS)}, got {fmt!r}")
     found, unknown = [], 0
@@ -108,6 +111,8 @@ def find_annotations(sources: Iterable[str | Path], fmt: str = "auto") -> tuple[
             continue
         files = sorted(p for p in src.rglob("*") if p.is_file()) if src.is_dir() else [src]
         for path in files:
+            if keep is not None and not keep(path):
+                continue
             detected = sniff_format(path)
             if detected is None:
                 unknown += path.suffix.lower() == ".xml"
@@ -268,14 +273,14 @@ class Importer:
         if self._coco["images"]:
             pages = self.out / "pages"
             write_atomic(pages / "coco.json", json.dumps(self._coco, ensure_ascii=False))
+            subsets = sorted({im["subset"] for im in self._coco["images"]})
             for split in ("train", "val"):
-                keep = {im["id"] for im in self._coco["images"] if im["split"] == split}
-                part = {
-                    **self._coco,
-                    "images": [im for im in self._coco["images"] if im["id"] in keep],
-                    "annotations": [a for a in self._coco["annotations"] if a["image_id"] in keep],
-                }
-                write_atomic(pages / f"coco_{split}.json", json.dumps(part, ensure_ascii=False))
+                self._write_coco(pages / f"coco_{split}.json", lambda im, split=split: im["split"] == split)
+                for subset in subsets:  # per-subset page sets, for weighted mixtures
+                    self._write_coco(
+                        pages / f"{subset}_{split}.json",
+                        lambda im, split=split, subset=subset: (im["split"], im["subset"]) == (split, subset),
+                    )
         if self._lines:
             lines = self.out / "lines"
             write_atomic(lines / "lines.jsonl", _jsonl(self._lines))
@@ -286,6 +291,18 @@ class Importer:
                     chosen = [r for r in self._lines if r["split"] == split and r["subset"] == subset]
                     if chosen:
                         write_atomic(lines / f"{subset}_{split}.jsonl", _jsonl(chosen))
+
+    def _write_coco(self, path: Path, keep_image) -> None:
+        images = [im for im in self._coco["images"] if keep_image(im)]
+        if not images:
+            return
+        ids = {im["id"] for im in images}
+        part = {
+            **self._coco,
+            "images": images,
+            "annotations": [a for a in self._coco["annotations"] if a["image_id"] in ids],
+        }
+        write_atomic(path, json.dumps(part, ensure_ascii=False))
 
     def _relative(self, path: Path, s: ImportSettings) -> str:
         if s.root is not None:

@@ -59,15 +59,14 @@ def find_clone(clones: Path, repo: str) -> Path | None:
 
 def selected_files(clone: Path, source: Source) -> list[tuple[Path, str]]:
     """Annotation files under the clone that match the include globs and none of the exclude globs."""
-    found, _ = find_annotations([clone], source.format)
-    picked = []
-    for path, fmt in found:
+
+    def keep(path: Path) -> bool:
         rel = path.relative_to(clone).as_posix()
-        if any(fnmatch.fnmatch(rel, g) for g in source.include) and not any(
+        return any(fnmatch.fnmatch(rel, g) for g in source.include) and not any(
             fnmatch.fnmatch(rel, g) for g in source.exclude
-        ):
-            picked.append((path, fmt))
-    return picked
+        )
+
+    return find_annotations([clone], source.format, keep)[0]
 
 
 def clone_commit(clone: Path) -> str:

@@ -1,0 +1,223 @@
+"""`ocrkit data import` / `prepare`: PAGE-XML, ALTO, SROIE CSV and line pairs into COCO pages + line crops."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import sys
+import unicodedata
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from ocrkit.data.ground_truth.importer import Importer, ImportSettings, find_annotations, read_reserved
+from ocrkit.data.ground_truth.readers import read_page, sniff_format
+from ocrkit.data.ground_truth.sources import prepare
+from ocrkit.data.ground_truth.text_rules import TextRules
+
+PAGE_NS = {
+    "2013": "http://schema.primaresearch.org/PAGE/gts/pagecontent/2013-07-15",
+    "2019": "http://schema.primaresearch.org/PAGE/gts/pagecontent/2019-07-15",
+}
+ALTO_NS = {"v2": "http://www.loc.gov/standards/alto/ns-v2#", "v4": "http://www.loc.gov/standards/alto/ns-v4#"}
+
+
+def page_image(path: Path, w: int = 400, h: int = 300, seed: int = 0) -> Path:
+    rng = np.random.default_rng(seed)
+    img = np.full((h, w, 3), 255, np.uint8)
+    img[rng.integers(0, h, 50), rng.integers(0, w, 50)] = 0  # distinct content → distinct hash
+    path.parent.mkdir(parents=True, exist_ok=True)
+    cv2.imwrite(str(path), img)
+    return path
+
+
+def write_page_xml(folder: Path, name: str, version: str, image: str) -> Path:
+    ns = PAGE_NS[version]
+    xml = f"""<?xml version="1.0" encoding="UTF-8"?>
+<PcGts xmlns="{ns}"><Page imageFilename="{image}" imageWidth="400" imageHeight="300">
+ <TextRegion id="r1"><Coords points="10,10 390,10 390,120 10,120"/>
+  <TextLine id="l1"><Coords points="20,20 200,20 200,50 20,50"/>
+   <TextEquiv><Unicode>Cafe\u0301  au   lait</Unicode></TextEquiv></TextLine>
+  <TextLine id="l2"><Coords points="20,60 220,55 230,90 25,95"/>
+   <Word id="w1"><TextEquiv><Unicode>zwei</Unicode></TextEquiv></Word>
+   <Word id="w2"><TextEquiv><Unicode>Wörter</Unicode></TextEquiv></Word></TextLine>
+  <TextLine id="l3"><Coords points="20,100 100,100 100,115 20,115"/></TextLine>
+ </TextRegion></Page></PcGts>"""
+    path = folder / f"{name}.xml"
+    path.write_text(xml, encoding="utf-8")
+    return path
+
+
+def write_alto(folder: Path, name: str, version: str, image: str, polygon: bool) -> Path:
+    shape = '<Shape><Polygon POINTS="30 40 180 40 180 70 30 70"/></Shape>' if polygon else ""
+    xml = f"""<?xml version="1.0" encoding="UTF-8"?>
+<alto xmlns="{ALTO_NS[version]}"><Description><sourceImageInformation><fileName>{image}</fileName>
+</sourceImageInformation></Description><Layout><Page WIDTH="400" HEIGHT="300"><PrintSpace><TextBlock>
+<TextLine HPOS="30" VPOS="40" WIDTH="150" HEIGHT="30">{shape}
+ <String CONTENT="Hello"/><SP/><String CONTENT="world,"/><String CONTENT="again"/></TextLine>
+</TextBlock></PrintSpace></Page></Layout></alto>"""
+    path = folder / f"{name}.xml"
+    path.write_text(xml, encoding="utf-8")
+    return path
+
+
+def run_import(files: list[Path], out: Path, reserved: set[str] | None = None, **settings) -> Importer:
+    importer = Importer(out, reserved or set(), warn=lambda msg: importer.warnings.append(msg))
+    importer.warnings = []
+    found, _ = find_annotations(files)
+    importer.add(found, ImportSettings(source="test@0", license="CC0", subset="t", **settings))
+    importer.finish()
+    return importer
+
+
+def lines_of(out: Path) -> list[dict]:
+    return [json.loads(x) for x in (out / "lines" / "lines.jsonl").read_text(encoding="utf-8").splitlines()]
+
+
+@pytest.mark.parametrize("version", ["2013", "2019"])
+def test_page_xml_lines_boxes_text_and_crops(tmp_path, version):
+    page_image(tmp_path / "src" / "p.png")
+    xml = write_page_xml(tmp_path / "src", "p", version, "p.png")
+    assert sniff_format(xml) == "page"
+    importer = run_import([tmp_path / "src"], tmp_path / "out")
+    coco = json.loads((tmp_path / "out" / "pages" / "coco.json").read_text(encoding="utf-8"))
+    assert [a["bbox"] for a in coco["annotations"]] == [
+        [20, 20, 180, 30],
+        [20, 55, 210, 40],
+        [20, 100, 80, 15],
+    ]
+    assert coco["annotations"][1]["segmentation"] == [[20, 60, 220, 55, 230, 90, 25, 95]]
+    texts = [a["text"] for a in coco["annotations"]]
+    assert texts == ["Café au lait", "zwei Wörter", None]  # NFC, whitespace collapsed, box without text kept
+    assert unicodedata.is_normalized("NFC", texts[0])
+    assert coco["images"][0]["source"] == "test@0:" + str(tmp_path / "src" / "p.png")
+    assert coco["images"][0]["license"] == "CC0"
+    lines = lines_of(tmp_path / "out")
+    assert [r["text"] for r in lines] == ["Café au lait", "zwei Wörter"]  # no crop for the untranscribed line
+    crop = cv2.imread(str(tmp_path / "out" / "lines" / lines[0]["image"]), cv2.IMREAD_UNCHANGED)
+    assert crop.ndim == 2 and crop.shape == (30 + 6, 180 + 6)  # the box plus 3 px padding, grayscale
+    assert importer.summary.boxes["t"] == 3 and importer.summary.lines["t"] == 2
+
+
+@pytest.mark.parametrize(("version", "polygon"), [("v2", False), ("v4", True), ("v4", False)])
+def test_alto_lines_with_and_without_polygons(tmp_path, version, polygon):
+    page_image(tmp_path / "src" / "a.jpg")
+    xml = write_alto(tmp_path / "src", "a", version, "a.jpg", polygon)
+    page = read_page(xml, sniff_format(xml))
+    assert page.fmt == "alto" and page.image.name == "a.jpg"
+    assert page.lines[0].text == "Hello world, again"  # SP is a space; Strings without SP are words too
+    xs, ys = zip(*page.lines[0].polygon, strict=True)
+    assert (min(xs), min(ys), max(xs), max(ys)) == (30, 40, 180, 70)
+
+
+def test_sroie_csv_with_commas_in_the_text_and_pycocotools_loads_it(tmp_path):
+    from pycocotools.coco import COCO
+
+    page_image(tmp_path / "data" / "img" / "001.jpg")
+    (tmp_path / "data" / "box").mkdir(parents=True)
+    (tmp_path / "data" / "box" / "001.csv").write_text(
+        "10,10,120,10,120,30,10,30,TOTAL: 1,234.50\n15,40,90,40,90,60,15,60,CASH\n", encoding="utf-8"
+    )
+    run_import([tmp_path / "data"], tmp_path / "out", rules=TextRules(case_sensitive=False))
+    coco = COCO(str(tmp_path / "out" / "pages" / "coco.json"))
+    anns = coco.loadAnns(coco.getAnnIds())
+    assert [a["text"] for a in anns] == ["TOTAL: 1,234.50", "CASH"]
+    assert anns[0]["bbox"] == [10, 10, 110, 20]
+    assert all(r["case_sensitive"] is False for r in lines_of(tmp_path / "out"))
+
+
+def test_line_pairs_and_reserved_files_are_refused(tmp_path):
+    src = tmp_path / "lines"
+    src.mkdir()
+    for i, text in enumerate(["erste Zeile", "zweite Zeile"]):
+        cv2.imwrite(str(src / f"l{i}.png"), np.full((20, 80 + i), 200, np.uint8))
+        (src / f"l{i}.gt.txt").write_text(text + "\n", encoding="utf-8")
+    reserved_file = tmp_path / "reserved.tsv"
+    digest = hashlib.sha256((src / "l1.png").read_bytes()).hexdigest()
+    reserved_file.write_text(f"# comment\nsha256\tkind\tsource\n{digest}\tdev\tx\n", encoding="utf-8")
+    importer = run_import([src], tmp_path / "out", read_reserved(reserved_file))
+    assert [r["text"] for r in lines_of(tmp_path / "out")] == ["erste Zeile"]
+    assert importer.summary.refused == 1
+
+
+def test_a_duplicate_image_is_imported_once(tmp_path):
+    for folder in ("a", "b"):  # the same page reached through two copies
+        page_image(tmp_path / folder / "p.png")
+        write_page_xml(tmp_path / folder, "p", "2019", "p.png")
+    importer = run_import([tmp_path / "a", tmp_path / "b"], tmp_path / "out")
+    assert importer.summary.pages["t"] == 1 and importer.summary.duplicates == 1
+
+
+def test_split_is_by_document_and_stable_across_runs(tmp_path):
+    src = tmp_path / "src"
+    for i in range(30):
+        page_image(src / f"p{i}.png", seed=i)
+        write_page_xml(src, f"p{i}", "2019", f"p{i}.png")
+    splits = []
+    for run in ("one", "two"):
+        run_import([src], tmp_path / run, val_share=0.3, root=src)
+        coco = json.loads((tmp_path / run / "pages" / "coco.json").read_text(encoding="utf-8"))
+        splits.append({im["source"]: im["split"] for im in coco["images"]})
+        by_page: dict[str, set] = {}
+        for rec in lines_of(tmp_path / run):
+            by_page.setdefault(rec["source"], set()).add(rec["split"])
+        assert all(len(s) == 1 for s in by_page.values())  # never splits a page
+    assert splits[0] == splits[1] and set(splits[0].values()) == {"train", "val"}
+    val = json.loads((tmp_path / "one" / "pages" / "coco_val.json").read_text(encoding="utf-8"))
+    assert {im["split"] for im in val["images"]} == {"val"}
+
+
+def test_malformed_xml_is_one_warning_and_the_good_files_still_import(tmp_path):
+    page_image(tmp_path / "src" / "p.png")
+    write_page_xml(tmp_path / "src", "p", "2019", "p.png")
+    (tmp_path / "src" / "broken.xml").write_text('<PcGts xmlns="x/PAGE/"><Page', encoding="utf-8")
+    importer = run_import([tmp_path / "src"], tmp_path / "out")
+    assert importer.summary.pages["t"] == 1 and importer.summary.failed == 1
+    assert len(importer.warnings) == 1 and "broken.xml" in importer.warnings[0]
+
+
+def test_markup_rules_strip_map_drop_and_count():
+    rules = TextRules(replace={"ſ": "s"}, strip=[r"\^"], drop=[">.*<"], markup=r"[⟦⟧]")
+    assert rules.apply("le^r juin") == ("ler juin", None)
+    assert rules.apply("Geſetz") == ("Gesetz", None)
+    assert rules.apply("mot >barré< ici") == (None, "dropped by a source rule")
+    assert rules.apply("⟦illisible⟧") == (None, "markup left after the rules")
+
+
+def test_cli_import_and_prepare_with_a_sources_file(tmp_path):
+    clones = tmp_path / "clones"
+    repo = clones / "owner+books"
+    page_image(repo / "data" / "p.png")
+    write_page_xml(repo / "data", "p", "2019", "p.png")
+    (repo / "data" / "skip").mkdir()
+    write_page_xml(repo / "data" / "skip", "q", "2019", "../p.png")
+    sources = [
+        {
+            "repo": "owner/books",
+            "commit": "abc",
+            "license": "CC BY 4.0",
+            "subset": "books",
+            "include": ["data/*.xml"],
+        },
+        {"repo": "owner/absent", "commit": "def", "license": "x", "subset": "none"},
+    ]
+    (tmp_path / "sources.yaml").write_text(json.dumps({"sources": sources}), encoding="utf-8")
+    importer = prepare(tmp_path / "sources.yaml", clones, tmp_path / "real", set())
+    assert importer.summary.pages["books"] == 1  # data/skip/ is outside the include glob
+    card = (tmp_path / "real" / "DATA_CARD.md").read_text(encoding="utf-8")
+    assert "| books | `owner/books` @ `abc` | CC BY 4.0 | 1 | 3 | 2 |" in card
+    assert (tmp_path / "real" / "lines" / "books_train.jsonl").is_file() or (
+        tmp_path / "real" / "lines" / "books_val.jsonl"
+    ).is_file()
+    cli = [sys.executable, "-m", "ocrkit.cli", "data", "import"]
+    ok = subprocess.run(
+        [*cli, str(repo / "data"), "--out", str(tmp_path / "o")], capture_output=True, text=True
+    )
+    assert ok.returncode == 0 and "1 pages, 3 line boxes, 2 line crops" in ok.stdout
+    bad = subprocess.run(
+        [*cli, str(tmp_path / "sources.yaml"), "--out", str(tmp_path / "o2")], capture_output=True, text=True
+    )
+    assert bad.returncode == 2 and "no ground truth found" in bad.stderr and "Traceback" not in bad.stderr
