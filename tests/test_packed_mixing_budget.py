@@ -208,3 +208,22 @@ def test_gpu_burst_dry_run_trains_and_returns_small_fp16_files(tmp_path, tiny_re
     weights = load_file(str(tmp_path / "out" / "model.safetensors"))
     assert {v.dtype for v in weights.values() if v.is_floating_point()} == {torch.float16}
     assert (tmp_path / "out" / "ocrkit.json").is_file() and (tmp_path / "out" / "metrics.jsonl").is_file()
+
+
+def test_detector_trains_on_packed_pages_identical_to_the_coco_folder(tmp_path):
+    from detection_pages import make_coco
+
+    from ocrkit.data.coco_dataset import CocoDetectionDataset
+    from tools.train_detector import main
+
+    coco = make_coco(tmp_path / "pages", 3)
+    pack(coco, tmp_path / "packed")
+    shards = str(tmp_path / "packed" / "*.parquet")
+    folder, packed = (CocoDetectionDataset(x, longest=96, augment=None) for x in (coco, shards))
+    assert len(folder) == len(packed) == 3
+    for i in range(3):
+        torch.testing.assert_close(folder[i]["pixel_values"], packed[i]["pixel_values"])
+        torch.testing.assert_close(folder[i]["labels"]["boxes"], packed[i]["labels"]["boxes"])
+    sets = [f"data.train={shards}", f"data.val={coco}", f"train.out_dir={tmp_path / 'run'}", "train.steps=2"]
+    argv = ["-c", str(ROOT / "configs/detector/tiny.yaml")] + [x for s in sets for x in ("--set", s)]
+    assert main(argv) == 0 and (tmp_path / "run" / "model" / "model.safetensors").is_file()

@@ -21,6 +21,7 @@ from pycocotools.coco import COCO
 from torch.utils.data import Dataset
 
 from ocrkit import boxes as B
+from ocrkit.data.packed import decode_image, is_packed, read_packed_pages
 from ocrkit.errors import InputError
 from ocrkit.io import load_image
 from ocrkit.preprocess import Geometry, letterbox
@@ -100,8 +101,13 @@ class CocoDetectionDataset(Dataset):
         augment: AugmentConfig | None = None,
         limit: int = 0,
     ) -> None:
-        self.root = Path(ann_file).parent
-        self.coco = load_coco(ann_file)
+        self._packed: dict[int, bytes] = {}
+        if is_packed(str(ann_file)):  # Parquet shards (`ocrkit data pack`): the pages' bytes stay in memory
+            self.root = Path(".")
+            self.coco = self._coco_from_shards(str(ann_file))
+        else:
+            self.root = Path(ann_file).parent
+            self.coco = load_coco(ann_file)
         self.ids = sorted(self.coco.getImgIds())[: limit or None]
         self.longest, self.divisor, self.square = longest, divisor, square
         self.augment = build_augment(augment) if augment is not None else None
@@ -116,12 +122,43 @@ class CocoDetectionDataset(Dataset):
         ]
         return B.xywh_to_xyxy(np.array([a["bbox"] for a in anns], np.float32).reshape(-1, 4))
 
+    def _coco_from_shards(self, spec: str) -> COCO:
+        dataset: dict[str, list] = {
+            "images": [],
+            "annotations": [],
+            "categories": [{"id": 1, "name": "text_line"}],
+        }
+        for n, row in enumerate(read_packed_pages(spec), 1):
+            dataset["images"].append(
+                {
+                    "id": n,
+                    "file_name": row.get("file_name") or f"page{n}",
+                    "width": row["width"],
+                    "height": row["height"],
+                }
+            )
+            for ann in row["annotations"]:
+                dataset["annotations"].append({**ann, "id": len(dataset["annotations"]) + 1, "image_id": n})
+            self._packed[n] = row["image"]
+        coco = COCO()
+        coco.dataset = dataset
+        with contextlib.redirect_stdout(io.StringIO()):
+            coco.createIndex()
+        return coco
+
     def image_path(self, image_id: int) -> Path:
         return self.root / self.coco.loadImgs(image_id)[0]["file_name"]
 
+    def load(self, image_id: int) -> np.ndarray:
+        """The page as RGB uint8, from disk or from the shard bytes."""
+        data = self._packed.get(image_id)
+        return (
+            load_image(self.image_path(image_id)) if data is None else decode_image(data, f"page {image_id}")
+        )
+
     def __getitem__(self, index: int) -> dict[str, Any]:
         image_id = self.ids[index]
-        image = load_image(self.image_path(image_id))
+        image = self.load(image_id)
         xyxy = self.boxes_xyxy(image_id)
         h, w = image.shape[:2]
         xyxy[:, [0, 2]] = xyxy[:, [0, 2]].clip(0, w)
