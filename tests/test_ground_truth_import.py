@@ -119,9 +119,14 @@ def test_sroie_csv_with_commas_in_the_text_and_pycocotools_loads_it(tmp_path):
     page_image(tmp_path / "data" / "img" / "001.jpg")
     (tmp_path / "data" / "box").mkdir(parents=True)
     (tmp_path / "data" / "box" / "001.csv").write_text(
-        "10,10,120,10,120,30,10,30,TOTAL: 1,234.50\n15,40,90,40,90,60,15,60,CASH\n", encoding="utf-8"
+        "10,10,120,10,120,30,10,30,TOTAL: 1,234.50\n15,40,90,40,90,60,15,60,CASH\nx,1,2\n", encoding="utf-8"
     )
-    run_import([tmp_path / "data"], tmp_path / "out", rules=TextRules(case_sensitive=False))
+    importer = run_import([tmp_path / "data"], tmp_path / "out", rules=TextRules(case_sensitive=False))
+    (warning,) = importer.warnings  # the bad row is skipped, the rest imports
+    assert (
+        warning
+        == f"{tmp_path / 'data' / 'box' / '001.csv'}:3: expected 8 coordinates and a text, got 3 fields (skipped)"
+    )
     coco = COCO(str(tmp_path / "out" / "pages" / "coco.json"))
     anns = coco.loadAnns(coco.getAnnIds())
     assert [a["text"] for a in anns] == ["TOTAL: 1,234.50", "CASH"]

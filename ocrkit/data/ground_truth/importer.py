@@ -143,6 +143,8 @@ class Importer:
         for path, fmt in files:
             try:
                 page = read_page(path, fmt)
+                for problem in page.problems:
+                    self.warn(f"{problem} (skipped)")
                 self._add_page(page, settings)
             except InputError as exc:
                 self.summary.failed += 1

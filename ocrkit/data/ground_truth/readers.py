@@ -33,6 +33,7 @@ class GtPage:
     fmt: str
     lines: list[GtLine] = field(default_factory=list)
     is_line_image: bool = False  # line pairs: the image is itself one line
+    problems: list[str] = field(default_factory=list)  # skipped parts ("file:row: problem"), to warn about
 
 
 def _local(tag: str) -> str:
@@ -205,11 +206,13 @@ def _read_sroie(path: Path) -> GtPage:
         if not row or not "".join(row).strip():
             continue
         if len(row) < 9:
-            raise InputError(f"{path}:{n}", f"expected 8 coordinates and a text, got {len(row)} fields")
+            page.problems.append(f"{path}:{n}: expected 8 coordinates and a text, got {len(row)} fields")
+            continue
         try:
             coords = [float(v) for v in row[:8]]
         except ValueError:
-            raise InputError(f"{path}:{n}", "coordinates are not numbers") from None
+            page.problems.append(f"{path}:{n}: coordinates are not numbers")
+            continue
         text = ",".join(row[8:])  # the text itself may contain commas
         page.lines.append(GtLine(list(zip(coords[0::2], coords[1::2], strict=True)), text))
     return page
