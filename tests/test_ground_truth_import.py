@@ -123,10 +123,8 @@ def test_sroie_csv_with_commas_in_the_text_and_pycocotools_loads_it(tmp_path):
     )
     importer = run_import([tmp_path / "data"], tmp_path / "out", rules=TextRules(case_sensitive=False))
     (warning,) = importer.warnings  # the bad row is skipped, the rest imports
-    assert (
-        warning
-        == f"{tmp_path / 'data' / 'box' / '001.csv'}:3: expected 8 coordinates and a text, got 3 fields (skipped)"
-    )
+    csv_file = tmp_path / "data" / "box" / "001.csv"
+    assert warning == f"{csv_file}:3: expected 8 coordinates and a text, got 3 fields (skipped)"
     coco = COCO(str(tmp_path / "out" / "pages" / "coco.json"))
     anns = coco.loadAnns(coco.getAnnIds())
     assert [a["text"] for a in anns] == ["TOTAL: 1,234.50", "CASH"]
