@@ -45,7 +45,17 @@ def _built_files(tmp_path: Path) -> list[str]:
         (src / "ocrkit" / "models" / kind / "curves.png").write_bytes(b"\x89PNG")
     out = tmp_path / "out"
     if _setuptools_builds_wheels():
-        cmd = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(out)]
+        cmd = [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(out),
+        ]
         subprocess.run([*cmd, "."], cwd=src, check=True, capture_output=True, timeout=300)
         (wheel,) = out.glob("ocrkit-*.whl")
         return zipfile.ZipFile(wheel).namelist()
