@@ -14,7 +14,7 @@ from typing import Any
 # albumentations checks PyPI for a newer version on import; ocrkit runs offline and must not phone home
 os.environ.setdefault("NO_ALBUMENTATIONS_UPDATE", "1")
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 _EXPORTS = {
     "OCR": "ocrkit.pipeline",

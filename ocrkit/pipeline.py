@@ -18,7 +18,7 @@ DEFAULT_DETECTOR = MODELS_DIR / "detector"
 DEFAULT_RECOGNIZER = MODELS_DIR / "recognizer"
 # Of the line height, added around each detected box before recognition. 0: the shipped detector's boxes
 # already carry the annotation margin it was trained on (synth LABEL_PAD); on the 64 synthetic validation
-# pages page CER was 0.431 / 0.465 / 0.525 with 0 / 0.05 / 0.15 (session 12, README).
+# pages page CER was 0.431 / 0.465 / 0.525 with 0 / 0.05 / 0.15 (docs/design.md).
 CROP_MARGIN = 0.0
 
 

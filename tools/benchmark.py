@@ -51,8 +51,8 @@ def child_ocrkit(args: argparse.Namespace) -> int:
 
 def run_engine(engine: str, images: list[Path], out: Path, args: argparse.Namespace) -> float | None:
     """Start one engine as a child; returns its peak RSS in MiB (None when the engine is unavailable)."""
-    # each engine runs alone, so OpenMP keeps its default (active) wait policy: PASSIVE, used here until
-    # session 13, made token-by-token decoding ~2.6x slower (threads fall asleep between tiny ops)
+    # each engine runs alone, so OpenMP keeps its default (active) wait policy: PASSIVE, used here at
+    # first, made token-by-token decoding ~2.6x slower (threads fall asleep between tiny ops)
     env = {**os.environ, "OMP_NUM_THREADS": str(args.threads)}
     env.pop("OMP_WAIT_POLICY", None)
     if engine.startswith("ocrkit"):

@@ -1,10 +1,11 @@
 """Joint CTC/attention rescoring: read a line with both decoders, keep the reading both like best.
 
 Why: the CTC head and the TrOCR decoder of the shipped recognizer err on different lines. On the SROIE
-crops (stage L) CTC scored CER 0.131 and the decoder 0.134, but picking the better of the two per line
-would give 0.095. Neither decoder's own confidence picks well; the sum of both models' log-likelihoods of
-each candidate does (hybrid CTC/attention decoding, as in speech recognition), because CTC penalises the
-decoder's fluent hallucinations and the decoder penalises CTC's collapsed letters and broken words.
+crops an earlier model scored CER 0.131 with CTC and 0.134 with the decoder, but picking the better of
+the two per line would give 0.095. Neither decoder's own confidence picks well; the sum of both models'
+log-likelihoods of each candidate does (hybrid CTC/attention decoding, as in speech recognition),
+because CTC penalises the decoder's fluent hallucinations and the decoder penalises CTC's collapsed
+letters and broken words.
 
 numpy only: the torch and ONNX recognizers score candidates with their own decoder pass and share the
 CTC forward algorithm and the choice made here.
@@ -38,7 +39,7 @@ class JointSettings:
     """How joint decoding weighs the two models and when it may skip the decoder.
 
     The gate exists for speed: the decoder reads token by token and costs several times the encoder, while
-    a line the CTC head reads with high confidence rarely changes under rescoring (stage M, 600 synthetic
+    a line the CTC head reads with high confidence rarely changes under rescoring (600 synthetic
     validation lines: gate 0.95 left CER at 0.175 and skipped the decoder on 20-26 % of the lines)."""
 
     ctc_weight: float = DEFAULT_CTC_WEIGHT  # weight of the CTC log-likelihood; the decoder's gets 1 - this

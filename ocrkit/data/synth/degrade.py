@@ -109,8 +109,9 @@ def book_edge(img: np.ndarray, cv: Canvas, rng: np.random.Generator) -> None:
     of page edges as fine stripes, then the cover or table beyond it, with a ragged border and grit.
 
     Real book scans show this beside the text and the detector boxed its stripes and the bright flecks in
-    the dark beyond as one-digit lines (OCR-D pages). A smooth cover band did not cure that (session 17),
-    so the cover is textured and strewn with character-sized specks: things to learn not to box.
+    the dark beyond as one-digit lines (OCR-D pages). A smooth cover band did not cure that (a detector
+    fine-tuned on it still boxed them), so the cover is textured and strewn with character-sized specks:
+    things to learn not to box.
     """
     x0, y0, x1, y1 = _text_span(cv)
     h, w = img.shape[:2]

@@ -241,7 +241,7 @@ class TextGen:
 
     def short_cell(self) -> str:
         """A 1-3 character cell (quantity, tax code, unit, mark): SROIE prints whole columns of them, and the
-        detector found only two in three on its own synthetic pages (session 16)."""
+        detector found only two in three on its own synthetic pages (recall 0.665)."""
         r = self.rng.random()
         if r < 0.55:
             return str(int(self.rng.integers(1, 10 if self.chance(0.7) else 100)))
