@@ -28,7 +28,6 @@ from ocrkit.io import load_image
 
 CROP_PADDING = 3  # px around the polygon's box, as in the evaluation crops
 MAX_PAGE_SIDE = 2000  # stored page images: long side capped here (boxes scaled with it)
-DEFAULT_RESERVED = Path("../shared/data/reserved.tsv")
 
 
 @dataclass
