@@ -12,7 +12,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from ocrkit.document import write_atomic
+from ocrkit.outputs import write_atomic
 from ocrkit.errors import OcrkitError
 from ocrkit.pipeline import OCR
 

@@ -10,7 +10,8 @@ from pathlib import Path
 import cv2
 
 from ocrkit.commands.common import Failures, iter_loaded_pages, output_path, set_torch_threads
-from ocrkit.document import Line, Page, write_atomic
+from ocrkit.document import Line, Page
+from ocrkit.outputs import write_atomic
 from ocrkit.pipeline import DEFAULT_DETECTOR, crop_lines, resolve_model
 from ocrkit.reading_order import reading_order
 

@@ -10,8 +10,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ocrkit.commands.common import Failures, iter_loaded_pages, output_path
-from ocrkit.document import Page, write_atomic
+from ocrkit.document import Page
 from ocrkit.io import PageSource
+from ocrkit.outputs import write_atomic
 from ocrkit.recognition.ctc_decoding import DECODINGS
 
 if TYPE_CHECKING:

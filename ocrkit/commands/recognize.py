@@ -8,9 +8,9 @@ import sys
 from pathlib import Path
 
 from ocrkit.commands.common import Failures, set_torch_threads
-from ocrkit.document import write_atomic
 from ocrkit.errors import InputError
 from ocrkit.io import expand_paths, load_image
+from ocrkit.outputs import write_atomic
 from ocrkit.pipeline import DEFAULT_RECOGNIZER, resolve_model
 from ocrkit.recognition.ctc_decoding import DECODINGS
 
