@@ -65,14 +65,14 @@ def _pil_to_array(img: Image.Image) -> np.ndarray:
 
 
 def _too_large(width: int, height: int, max_pixels: int) -> str:
-    size = f"{width}×{height} = {width * height / 1e6:.1f} M px"
+    size = f"{width}×{height} = {width * height / 1e6:.3g} M px"
     return f"image too large ({size}; the limit is {max_pixels / 1e6:g} M px)"
 
 
 def _bomb_problem(exc: Exception, max_pixels: int) -> str:
     """Pillow refuses images over twice its own limit before we see their size; its message has it."""
     found = re.search(r"\((\d+) pixels\)", str(exc))
-    size = f"{int(found.group(1)) / 1e6:.1f} M px" if found else "size unknown"
+    size = f"{int(found.group(1)) / 1e6:.3g} M px" if found else "size unknown"
     return f"image too large ({size}; the limit is {max_pixels / 1e6:g} M px)"
 
 

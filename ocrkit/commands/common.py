@@ -48,7 +48,7 @@ class Failures:
         return len(self.failed)
 
     def report(self, where: object, exc: BaseException, key: Hashable | None = None) -> None:
-        self.failed.add(key if key is not None else id(exc))
+        self.failed.add(key if key is not None else exc)  # the exception itself: one input
         if self.debug:
             traceback.print_exception(exc)
         msg = str(exc) if isinstance(exc, InputError) else f"{where}: {exc.__class__.__name__}: {exc}"
