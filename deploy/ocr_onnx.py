@@ -12,8 +12,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from ocrkit.document import write_atomic
+from ocrkit.commands.common import output_path, positive_int
 from ocrkit.errors import OcrkitError
+from ocrkit.outputs import write_atomic
 from ocrkit.pipeline import OCR
 
 
@@ -23,8 +24,10 @@ def main() -> int:
     )
     parser.add_argument("paths", nargs="+")
     parser.add_argument("--models", type=Path, required=True, help="folder with detector/ and recognizer/")
-    parser.add_argument("--out", type=Path, help="write <stem>.json here (default: JSON to stdout)")
-    parser.add_argument("--threads", type=int, default=None)
+    parser.add_argument(
+        "--out", type=Path, help="write <name>.json here, named as by ocrkit infer (default: JSON to stdout)"
+    )
+    parser.add_argument("--threads", type=positive_int, default=None)
     args = parser.parse_args()
     try:
         ocr = OCR(args.models / "detector", args.models / "recognizer", backend="onnx", threads=args.threads)
@@ -32,12 +35,12 @@ def main() -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     failed = 0
-    for source, result in ocr.iter_results(args.paths):
+    for source, result in ocr.iter_results(args.paths, unique_names=args.out is not None):
         if isinstance(result, Exception):
             failed += 1
             print(f"error: {result}", file=sys.stderr)
         elif args.out:
-            write_atomic(args.out / f"{source.stem}.json", result.to_json())
+            write_atomic(output_path(args.out, source, "json"), result.to_json())
         else:
             print(result.to_json())
     return 1 if failed else 0

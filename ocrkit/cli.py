@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+from typing import NoReturn
 
 from ocrkit.config import ConfigError
 from ocrkit.errors import OcrkitError
@@ -13,10 +14,15 @@ from ocrkit.errors import OcrkitError
 COMMANDS = ("infer", "detect", "recognize", "synth", "data")
 
 
+class OneLineErrorParser(argparse.ArgumentParser):
+    """A bad option is one line on stderr and exit code 2, like every other ocrkit error."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="ocrkit", description="Find text lines on document pages and read them."
-    )
+    parser = OneLineErrorParser(prog="ocrkit", description="Find text lines on document pages and read them.")
     parser.add_argument("--debug", action="store_true", help="show full tracebacks on errors")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name in COMMANDS:
@@ -26,7 +32,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    args = build_parser().parse_args(argv)
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as exc:  # --help, or a bad option already reported in one line
+        return exc.code if isinstance(exc.code, int) else 2
     try:
         return int(args.func(args) or 0)
     except (OcrkitError, ConfigError) as exc:

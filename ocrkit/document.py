@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 
 import numpy as np
 
@@ -91,15 +89,3 @@ class Page:
 def _same_row(a: list[float], b: list[float]) -> bool:
     overlap = min(a[3], b[3]) - max(a[1], b[1])
     return overlap >= ROW_OVERLAP * max(1e-6, min(a[3] - a[1], b[3] - b[1]))
-
-
-def write_atomic(path: Path, data: str | bytes) -> None:
-    """Write via a temp file + rename, so a killed process never leaves a half-written output."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "wb") as fh:
-        fh.write(data.encode("utf-8") if isinstance(data, str) else data)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)

@@ -21,6 +21,7 @@ from pycocotools.coco import COCO
 from ocrkit import boxes as B
 from ocrkit.detection.metrics import LineCounts, coco_map
 from ocrkit.document import Page
+from ocrkit.io import IMAGE_SUFFIXES
 from ocrkit.reading_order import group_rows
 from ocrkit.recognition.metrics import ErrorCounts, edit_distance
 
@@ -106,15 +107,20 @@ def score_subset(gt_path: Path, pages: dict[str, Page], name: str | None = None)
 
 
 def read_prediction_dir(pred_dir: Path) -> dict[str, Page]:
-    """`<stem>.json` files in the pipeline's JSON shape (ocrkit infer/detect, or a peer's harness).
+    """Page JSON files by image stem: `<stem>.json` (a peer's harness) or `<stem>.<image ext>.json`
+    (ocrkit infer/detect, which keep the image's extension in output names).
 
     Names starting with "_" are run metadata (the peers' harness writes `_run.json`), not pages.
     """
     return {
-        p.stem: Page.from_dict(json.loads(p.read_text(encoding="utf-8")))
+        _image_stem(p.stem): Page.from_dict(json.loads(p.read_text(encoding="utf-8")))
         for p in sorted(pred_dir.glob("*.json"))
         if not p.name.startswith("_")
     }
+
+
+def _image_stem(name: str) -> str:
+    return Path(name).stem if Path(name).suffix.lower() in IMAGE_SUFFIXES else name
 
 
 def drop_unconfident(page: Page, min_det_score: float) -> Page:

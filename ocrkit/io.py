@@ -1,9 +1,9 @@
-"""Decode images and PDF pages into RGB uint8 arrays, with clear errors naming the file."""
+"""Decode images, TIFF pages and PDF pages into RGB uint8 arrays, with clear errors naming the file."""
 
 from __future__ import annotations
 
+import re
 import warnings
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -11,42 +11,52 @@ import numpy as np
 from PIL import Image, ImageOps, UnidentifiedImageError
 
 from ocrkit.errors import InputError, ModelError
+from ocrkit.outputs import printable
 from ocrkit.preprocess import to_rgb_uint8
 
-__all__ = [
-    "InputError",
-    "ModelError",
-    "PageSource",
-    "load_image",
-    "iter_pages",
-    "expand_paths",
-    "IMAGE_SUFFIXES",
-]
+__all__ = ["InputError", "ModelError", "PageSource", "load_image", "load_page", "IMAGE_SUFFIXES"]
 
 IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".tif", ".tiff", ".bmp", ".webp", ".gif", ".pbm", ".pgm", ".ppm"}
+TIFF_SUFFIXES = {".tif", ".tiff"}
 PDF_SUFFIX = ".pdf"
-MAX_PIXELS = 100_000_000  # above this a page is refused (decompression-bomb guard); ~10k×10k
+MAX_PIXELS = 100_000_000  # above this a page is refused (decompression-bomb guard); 10k×10k is allowed
 PDF_DPI = 200
 
 
 @dataclass(frozen=True)
 class PageSource:
-    """One page to process: a file, and the 1-based page number for PDFs (1 for images)."""
+    """One page to process: a file, its output name (see ocrkit.inputs) and the 1-based page number."""
 
     path: Path
+    name: str  # the input's path relative to the folder it was found in, extension included
     page: int = 1
+    pages: int = 1  # pages in the file: PDFs and multi-page TIFFs have several
     is_pdf: bool = False
 
     @property
     def stem(self) -> str:
-        """Output file stem: `<stem>` for images, `<stem>-p<N>` for PDF pages."""
-        return f"{self.path.stem}-p{self.page}" if self.is_pdf else self.path.stem
+        """Output name before the format's extension: `<name>`, or `<name>-p<N>` for a PDF page or a
+        page of a multi-page TIFF, so every page of every input gets its own outputs."""
+        return f"{self.name}-p{self.page}" if self.is_pdf or self.pages > 1 else self.name
+
+    @property
+    def label(self) -> str:
+        """The file's path as valid UTF-8, for messages and the `image` field of outputs."""
+        return printable(str(self.path))
+
+
+def _to_uint8(arr: np.ndarray) -> np.ndarray:
+    """Scale integer samples deeper than 8 bits to 0..255 by the bit depth their brightest sample
+    needs (8..32): 12-bit data stored in 16-bit files (scanners, microscopes) spans the full range
+    instead of becoming near-black, and true 16-bit data keeps its contrast."""
+    arr = np.clip(arr.astype(np.int64), 0, None)
+    top = (1 << max(8, int(arr.max(initial=0)).bit_length())) - 1
+    return ((arr * 255 + top // 2) // top).astype(np.uint8)
 
 
 def _pil_to_array(img: Image.Image) -> np.ndarray:
     if img.mode in ("I;16", "I;16B", "I;16L", "I"):
-        arr = np.asarray(img, dtype=np.uint32 if img.mode == "I" else np.uint16)
-        return to_rgb_uint8((arr >> 8).astype(np.uint8) if arr.max(initial=0) > 255 else arr.astype(np.uint8))
+        return to_rgb_uint8(_to_uint8(np.asarray(img)))
     if img.mode == "F":
         return to_rgb_uint8(np.asarray(img, dtype=np.float32))
     if img.mode in ("RGBA", "LA", "PA") or (img.mode == "P" and "transparency" in img.info):
@@ -54,10 +64,24 @@ def _pil_to_array(img: Image.Image) -> np.ndarray:
     return np.asarray(img.convert("RGB"))
 
 
-def load_image(path: str | Path, max_pixels: int = MAX_PIXELS) -> np.ndarray:
-    """Decode an image file → HxWx3 uint8 RGB, EXIF orientation applied.
+def _too_large(width: int, height: int, max_pixels: int) -> str:
+    size = f"{width}×{height} = {width * height / 1e6:.3g} M px"
+    return f"image too large ({size}; the limit is {max_pixels / 1e6:g} M px)"
 
-    Raises InputError (naming the file) for missing, empty, corrupt, unsupported or oversized files.
+
+def _bomb_problem(exc: Exception, max_pixels: int) -> str:
+    """Pillow refuses images over twice its own limit before we see their size; its message has it."""
+    found = re.search(r"\((\d+) pixels\)", str(exc))
+    size = f"{int(found.group(1)) / 1e6:.3g} M px" if found else "size unknown"
+    return f"image too large ({size}; the limit is {max_pixels / 1e6:g} M px)"
+
+
+def load_image(path: str | Path, max_pixels: int = MAX_PIXELS, page: int = 1) -> np.ndarray:
+    """Decode an image file (for a multi-page TIFF, its `page`, 1-based) → HxWx3 uint8 RGB, EXIF
+    orientation applied.
+
+    Raises InputError (naming the file) for missing, empty, unreadable, corrupt, unsupported or
+    oversized files.
     """
     path = Path(path)
     if not path.is_file():
@@ -66,10 +90,13 @@ def load_image(path: str | Path, max_pixels: int = MAX_PIXELS) -> np.ndarray:
         raise InputError(path, "empty file (0 bytes)")
     try:
         with warnings.catch_warnings():
-            warnings.simplefilter("error", Image.DecompressionBombWarning)
+            # Pillow warns from ~89.5 M px; MAX_PIXELS (checked below, before decoding) is the limit
+            warnings.simplefilter("ignore", Image.DecompressionBombWarning)
             with Image.open(path) as img:
+                if page > 1:
+                    img.seek(page - 1)
                 if img.width * img.height > max_pixels:
-                    raise InputError(path, f"image too large ({img.width}×{img.height} px > {max_pixels} px)")
+                    raise InputError(path, _too_large(img.width, img.height, max_pixels))
                 if img.width == 0 or img.height == 0:
                     raise InputError(path, "image has zero width or height")
                 img.load()
@@ -77,25 +104,72 @@ def load_image(path: str | Path, max_pixels: int = MAX_PIXELS) -> np.ndarray:
                 return _pil_to_array(img)
     except InputError:
         raise
-    except (Image.DecompressionBombError, Image.DecompressionBombWarning):
-        raise InputError(path, "image too large (decompression-bomb guard)") from None
+    except Image.DecompressionBombError as exc:
+        raise InputError(path, _bomb_problem(exc, max_pixels)) from None
+    except PermissionError:
+        raise InputError(path, "permission denied (the file is not readable)") from None
     except UnidentifiedImageError:
         raise InputError(path, "not a recognised image format") from None
+    except EOFError:
+        raise InputError(path, f"page {page} is missing (the file ends before it)") from None
     except (OSError, SyntaxError, ValueError) as exc:
         raise InputError(path, f"corrupt or truncated image ({exc})") from None
 
 
+def tiff_page_count(path: Path) -> int:
+    """Pages in a TIFF; 1 when the file cannot be opened (load_image then says why)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with Image.open(path) as img:
+                return max(1, int(getattr(img, "n_frames", 1)))
+    except Exception:  # noqa: BLE001 - any problem is reported when the page is loaded
+        return 1
+
+
+def _set_pdfium_error(sentinel: int) -> None:
+    """Put PDFium's last-error code in a known state: PDFium keeps it across documents and leaves it
+    untouched for some failures (a PDF with no pages), so a stale code would name another file's problem."""
+    import pypdfium2.raw as pdfium_c
+
+    if sentinel == pdfium_c.FPDF_ERR_FILE:
+        pdfium_c.FPDF_LoadDocument(b"\0", None)  # an empty path: cannot be opened
+    else:
+        garbage = b"%PDF-1.4\n"
+        pdfium_c.FPDF_LoadMemDocument(garbage, len(garbage), None)
+
+
 def _open_pdf(path: Path):
-    """pypdfium2 document, or an InputError that says why (password-protected PDFs get their own message)."""
+    """pypdfium2 document, or an InputError that says why (password-protected PDFs and PDFs without
+    pages get their own message). The error code is read fresh for every file, never carried over."""
     import pypdfium2 as pdfium
     import pypdfium2.raw as pdfium_c
 
-    try:
-        return pdfium.PdfDocument(str(path))
-    except pdfium.PdfiumError as exc:
-        if getattr(exc, "err_code", None) == pdfium_c.FPDF_ERR_PASSWORD:
-            raise InputError(path, "encrypted PDF (password required); decrypt it first") from None
-        raise InputError(path, f"cannot open PDF ({exc})") from None
+    codes = []
+    for sentinel in (pdfium_c.FPDF_ERR_FILE, pdfium_c.FPDF_ERR_FORMAT):
+        _set_pdfium_error(sentinel)
+        try:
+            return pdfium.PdfDocument(str(path))
+        except pdfium.PdfiumError:
+            code = pdfium_c.FPDF_GetLastError()
+        except PermissionError:
+            raise InputError(path, "permission denied (the file is not readable)") from None
+        except OSError as exc:
+            raise InputError(path, f"cannot open PDF ({exc.strerror or exc})") from None
+        codes.append(code)
+        if code != sentinel:
+            break
+    else:  # the code stayed at both sentinels: PDFium failed without saying why
+        raise InputError(path, "PDF has no pages (or a page tree PDFium cannot read)")
+    code = codes[-1]
+    if code == pdfium_c.FPDF_ERR_PASSWORD:
+        raise InputError(path, "encrypted PDF (password required); decrypt it first")
+    reason = {
+        pdfium_c.FPDF_ERR_FILE: "file not found or could not be opened",
+        pdfium_c.FPDF_ERR_FORMAT: "not a PDF or corrupted",
+        pdfium_c.FPDF_ERR_SECURITY: "unsupported security scheme",
+    }.get(code, "unknown error")
+    raise InputError(path, f"cannot open PDF ({reason})")
 
 
 def pdf_page_count(path: Path) -> int:
@@ -127,44 +201,9 @@ def load_pdf_page(path: Path, page: int, dpi: int = PDF_DPI, max_pixels: int = M
 
 
 def load_page(source: PageSource) -> np.ndarray:
-    return load_pdf_page(source.path, source.page) if source.is_pdf else load_image(source.path)
-
-
-def expand_paths(paths: list[str | Path]) -> tuple[list[Path], list[InputError]]:
-    """Files and folders (recursive) → image/PDF files, sorted; problems are returned, not raised."""
-    files: list[Path] = []
-    errors: list[InputError] = []
-    for raw in paths:
-        p = Path(raw)
-        if p.is_dir():
-            found = sorted(
-                f for f in p.rglob("*") if f.is_file() and f.suffix.lower() in IMAGE_SUFFIXES | {PDF_SUFFIX}
-            )
-            if not found:
-                errors.append(InputError(p, "folder contains no images or PDFs"))
-            files.extend(found)
-        elif p.is_file():
-            files.append(p)
-        else:
-            errors.append(InputError(p, "no such file or folder"))
-    return files, errors
-
-
-def iter_pages(files: list[Path]) -> Iterator[PageSource | InputError]:
-    """Each image file → one PageSource; each PDF → one per page; unreadable PDFs → an InputError."""
-    for f in files:
-        if f.suffix.lower() == PDF_SUFFIX:
-            try:
-                count = pdf_page_count(f)
-            except InputError as exc:
-                yield exc
-                continue
-            if count == 0:
-                yield InputError(f, "PDF has no pages")
-            for n in range(1, count + 1):
-                yield PageSource(f, n, is_pdf=True)
-        else:
-            yield PageSource(f)
+    if source.is_pdf:
+        return load_pdf_page(source.path, source.page)
+    return load_image(source.path, page=source.page)
 
 
 def check_model_dir(path: str | Path, required: tuple[str, ...] = ("config.json", "ocrkit.json")) -> Path:

@@ -19,7 +19,8 @@ def draw_overlay(image: np.ndarray, page: Page) -> Image.Image:
     img = Image.fromarray(image).convert("RGB")
     scale = min(1.0, MAX_SIDE / max(img.size))
     if scale < 1.0:
-        img = img.resize((round(img.width * scale), round(img.height * scale)), Image.Resampling.LANCZOS)
+        size = (max(1, round(img.width * scale)), max(1, round(img.height * scale)))  # 1×5000 stays 1 wide
+        img = img.resize(size, Image.Resampling.LANCZOS)
     draw = ImageDraw.Draw(img)
     for line in page.lines:
         x0, y0, x1, y1 = (v * scale for v in line.bbox)

@@ -10,7 +10,8 @@ import numpy as np
 
 from ocrkit.document import Line, Page
 from ocrkit.errors import InputError, ModelError, OcrkitError
-from ocrkit.io import PageSource, expand_paths, iter_pages, load_page
+from ocrkit.inputs import collect_inputs
+from ocrkit.io import PageSource, load_page
 from ocrkit.reading_order import reading_order
 
 MODELS_DIR = Path(__file__).parent / "models"
@@ -62,6 +63,8 @@ class OCR:
         decoding: str | None = None,
     ) -> None:
         """`decoding` (attention | ctc | joint) overrides the recognizer folder's own choice."""
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be 1 or more, got {batch_size}")
         det_dir = resolve_model(det_model, DEFAULT_DETECTOR, "detector")
         rec_dir = resolve_model(rec_model, DEFAULT_RECOGNIZER, "recognizer")
         if backend == "onnx" and (det_model is None or rec_model is None):
@@ -143,30 +146,31 @@ class OCR:
         """Read one image (file path or HxWx3 RGB array); for a PDF, its first page."""
         if isinstance(source, np.ndarray):
             return self.read_array(source)
-        path = Path(source)
-        first = next(iter_pages([path]))
+        first = collect_inputs([source]).items[0]
         if isinstance(first, InputError):
             raise first
         return self.read_source(first)
 
     def read_source(self, source: PageSource) -> Page:
-        return self.read_array(load_page(source), name=str(source.path), page=source.page)
+        return self.read_array(load_page(source), name=source.label, page=source.page)
 
     def read_many(self, paths: Iterable[str | Path]) -> Iterator[Page | InputError]:
-        """Pages of all images/PDFs under `paths`, in order; a bad input yields its InputError (naming the
-        file) instead of stopping the batch."""
+        """Every page of all images, TIFFs and PDFs under `paths`, in order; a bad input yields its
+        InputError (naming the file) instead of stopping the batch."""
         for _, result in self.iter_results(paths):
             yield result
 
     def iter_results(
-        self, paths: Iterable[str | Path], pages_per_batch: int = 4
+        self, paths: Iterable[str | Path], pages_per_batch: int = 4, unique_names: bool = False
     ) -> Iterator[tuple[PageSource | None, Page | InputError]]:
-        """Like read_many, with the PageSource of each result (None for inputs that never became pages).
-        Pages are read `pages_per_batch` at a time (see read_arrays); results keep the input order."""
-        files, errors = expand_paths(list(paths))
-        yield from ((None, err) for err in errors)
+        """Like read_many, with the PageSource of each result (None for inputs that never became pages;
+        its `stem` is the output name, see ocrkit.inputs). With `unique_names`, an input whose output
+        name another already has is an InputError. Pages are read `pages_per_batch` at a time (see
+        read_arrays); results keep the input order."""
+        if pages_per_batch < 1:
+            raise ValueError(f"pages_per_batch must be 1 or more, got {pages_per_batch}")
         pending: list[tuple[PageSource | None, np.ndarray | InputError]] = []
-        for item in iter_pages(files):
+        for item in collect_inputs(paths, unique_names).items:
             if isinstance(item, InputError):
                 pending.append((None, item))
             else:
@@ -184,7 +188,7 @@ class OCR:
     ) -> Iterator[tuple[PageSource | None, Page | InputError]]:
         loaded = [(src, img) for src, img in pending if isinstance(img, np.ndarray)]
         images = [img for _, img in loaded]
-        names = [str(src.path) for src, _ in loaded]
+        names = [src.label for src, _ in loaded]
         pages = iter(self.read_arrays(images, names, [src.page for src, _ in loaded]) if loaded else [])
         for src, item in pending:
             yield src, (next(pages) if isinstance(item, np.ndarray) else item)

@@ -64,19 +64,18 @@ def test_infer_all_formats(tmp_path, models, capsys):
     )
     assert code == 0, err
     names = sorted(p.name for p in (tmp_path / "out").iterdir())
-    assert names == sorted(
-        f"{s}.{e}" for s in "ab" for e in ("txt", "json", "hocr", "alto.xml", "page.xml", "overlay.png")
-    )
-    data = json.loads((tmp_path / "out" / "a.json").read_text())
+    extensions = ("txt", "json", "hocr", "alto.xml", "page.xml", "overlay.png")
+    assert names == sorted(f"{s}.{e}" for s in ("a.png", "b.jpg") for e in extensions)
+    data = json.loads((tmp_path / "out" / "a.png.json").read_text())
     assert set(data) >= {"image", "page", "width", "height", "seconds", "lines"}
     assert (data["width"], data["height"]) == (260, 180)
     for line in data["lines"]:
         x0, y0, x1, y1 = line["bbox"]
         assert 0 <= x0 <= x1 <= 260 and 0 <= y0 <= y1 <= 180
         assert set(line) >= {"bbox", "text", "score", "det_score", "rec_score"}
-    ET.parse(tmp_path / "out" / "a.alto.xml")
-    ET.parse(tmp_path / "out" / "a.page.xml")
-    assert Image.open(tmp_path / "out" / "a.overlay.png").size == (260, 180)
+    ET.parse(tmp_path / "out" / "a.png.alto.xml")
+    ET.parse(tmp_path / "out" / "a.png.page.xml")
+    assert Image.open(tmp_path / "out" / "a.png.overlay.png").size == (260, 180)
 
 
 def bad_corpus(root: Path) -> dict[str, str]:
@@ -115,7 +114,16 @@ def good_corpus(root: Path) -> list[str]:
     Image.fromarray(page_image()).save(
         root / "doc.pdf", save_all=True, append_images=[Image.new("RGB", (80, 60))]
     )
-    return ["one_pixel", "gray16", "rgba", "cmyk", "rotated", "blank", "doc-p1", "doc-p2"]
+    return [
+        "one_pixel.png",
+        "gray16.tif",
+        "rgba.png",
+        "cmyk.jpg",
+        "rotated.jpg",
+        "blank.png",
+        "doc.pdf-p1",
+        "doc.pdf-p2",
+    ]
 
 
 def test_bad_inputs_are_reported_and_the_rest_processed(tmp_path, models, capsys):
@@ -137,7 +145,7 @@ def test_bad_inputs_are_reported_and_the_rest_processed(tmp_path, models, capsys
     assert any("empty_dir" in ln and "no images" in ln for ln in lines)
     assert f"{len(expected_errors) + 1} of" in err.splitlines()[-1]
     assert sorted(p.stem for p in (tmp_path / "out").glob("*.json")) == sorted(good)
-    rotated = json.loads((tmp_path / "out" / "rotated.json").read_text())
+    rotated = json.loads((tmp_path / "out" / "rotated.jpg.json").read_text())
     assert (rotated["width"], rotated["height"]) == (180, 260)  # EXIF orientation applied
     assert not [p for p in (tmp_path / "out").iterdir() if p.name.startswith(".")]  # no temp files left
 
@@ -192,7 +200,7 @@ def test_detect_crops_then_recognize(tmp_path, tiny_detector_dir, tiny_recognize
     finally:
         torch.set_num_threads(threads)
     assert code == 0, err
-    page = json.loads((tmp_path / "det" / "p.json").read_text())
+    page = json.loads((tmp_path / "det" / "p.png.json").read_text())
     manifest = (tmp_path / "det" / "lines.jsonl").read_text().splitlines()
     assert len(manifest) == len(page["lines"]) > 0
     code, _, err = run_cli(

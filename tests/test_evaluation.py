@@ -7,7 +7,7 @@ import numpy as np
 from PIL import Image
 
 from ocrkit.document import Line, Page
-from ocrkit.evaluation import row_order_text, score_records, score_subset
+from ocrkit.evaluation import read_prediction_dir, row_order_text, score_records, score_subset
 
 
 def write_coco(tmp_path, compare="case-sensitive"):
@@ -133,3 +133,9 @@ def test_evaluate_pages_with_ground_truth_boxes(tmp_path, tiny_detector_dir, tin
     assert row["precision"] == row["recall"] == row["f1"] == 1.0 and 0.0 < row["cer"]
     res = subprocess.run(cmd + ["--pred", str(tmp_path)], capture_output=True, text=True, timeout=60)
     assert res.returncode == 2 and "--gt-boxes" in res.stderr
+
+
+def test_prediction_files_match_by_image_stem_with_or_without_its_extension(tmp_path):
+    for name in ("a.png.json", "b.json", "c.d.json", "_run.json"):
+        (tmp_path / name).write_text(Page(image=name, width=4, height=3).to_json())
+    assert sorted(read_prediction_dir(tmp_path)) == ["a", "b", "c.d"]

@@ -106,7 +106,7 @@ def test_runtime_works_without_torch(detector_dirs, recognizer_dirs, tmp_path):
         timeout=300,
     )
     assert res.returncode == 0, res.stderr[-2000:]
-    got = json.loads((tmp_path / "out" / "page.json").read_text())
+    got = json.loads((tmp_path / "out" / "page.png.json").read_text())  # named as by ocrkit infer
     from ocrkit.pipeline import OCR
 
     want = OCR(detector_dirs[0], recognizer_dirs[0]).read_array(page, name=str(tmp_path / "page.png"))

@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from ocrkit.io import InputError, expand_paths, iter_pages, load_image, load_page
+from ocrkit.inputs import collect_inputs
+from ocrkit.io import InputError, load_image, load_page
 
 
 def save(img: Image.Image, path, **kw):
@@ -90,16 +91,13 @@ def test_expand_and_pdf_pages(tmp_path):
         pdf, save_all=True, append_images=[Image.new("RGB", (100, 200))]
     )
     (tmp_path / "empty").mkdir()
-    files, errors = expand_paths([tmp_path / "pages", tmp_path / "empty", tmp_path / "missing.png"])
-    assert [f.name for f in files] == ["one.png", "doc.pdf"] or sorted(f.name for f in files) == [
-        "doc.pdf",
-        "one.png",
-    ]
+    inputs = collect_inputs([tmp_path / "pages", tmp_path / "empty", tmp_path / "missing.png"])
+    errors = inputs.errors
     assert len(errors) == 2 and "no images" in str(errors[0]) and "missing.png" in str(errors[1])
-    pages = list(iter_pages(files))
-    stems = sorted(p.stem for p in pages)
-    assert stems == ["doc-p1", "doc-p2", "one"]
-    pdf_page2 = next(p for p in pages if p.stem == "doc-p2")
+    pages = inputs.sources
+    assert sorted(p.stem for p in pages) == ["deeper/one.png", "doc.pdf-p1", "doc.pdf-p2"]
+    assert inputs.total == 5
+    pdf_page2 = next(p for p in pages if p.stem == "doc.pdf-p2")
     arr = load_page(pdf_page2)
     assert arr.ndim == 3 and arr.shape[0] > arr.shape[1]  # portrait second page
 
@@ -107,7 +105,7 @@ def test_expand_and_pdf_pages(tmp_path):
 def test_broken_pdf(tmp_path):
     p = tmp_path / "bad.pdf"
     p.write_bytes(b"%PDF-1.4\n garbage garbage")
-    out = list(iter_pages([p]))
+    out = collect_inputs([p]).items
     assert len(out) == 1 and isinstance(out[0], InputError) and "bad.pdf" in str(out[0])
 
 
@@ -121,7 +119,7 @@ def test_encrypted_pdf_is_named_and_skipped(tmp_path):
         writer.write(f)
     good = tmp_path / "good.png"
     Image.new("RGB", (40, 30), "white").save(good)
-    out = list(iter_pages([locked, good]))
+    out = collect_inputs([locked, good]).items
     errors = [o for o in out if isinstance(o, InputError)]
     assert len(errors) == 1 and "locked.pdf" in str(errors[0]) and "encrypted" in str(errors[0])
-    assert [o.stem for o in out if not isinstance(o, InputError)] == ["good"]
+    assert [o.stem for o in out if not isinstance(o, InputError)] == ["good.png"]

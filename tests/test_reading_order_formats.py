@@ -3,8 +3,9 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 
-from ocrkit.document import Line, Page, write_atomic
+from ocrkit.document import Line, Page
 from ocrkit.formats import ALTO_NS, PAGE_NS, to_alto, to_hocr, to_page_xml
+from ocrkit.outputs import write_atomic
 from ocrkit.reading_order import reading_order
 
 

@@ -1,16 +1,30 @@
-"""Helpers shared by the page-processing commands (infer, detect): inputs, error reporting, outputs."""
+"""Helpers shared by the page-processing commands (infer, detect, recognize): option types, inputs,
+error reporting, output names."""
 
 from __future__ import annotations
 
+import argparse
 import sys
 import traceback
-from collections.abc import Iterator
+from collections.abc import Hashable, Iterator
 from pathlib import Path
 
 import numpy as np
 
 from ocrkit.errors import InputError
-from ocrkit.io import PageSource, expand_paths, iter_pages, load_page
+from ocrkit.inputs import Inputs, collect_inputs
+from ocrkit.io import PageSource, load_page
+
+
+def positive_int(text: str) -> int:
+    """argparse type: a count that must be at least 1 (0 or less would fail every page or hang)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, got {value}")
+    return value
 
 
 def set_torch_threads(threads: int | None) -> None:
@@ -22,14 +36,19 @@ def set_torch_threads(threads: int | None) -> None:
 
 
 class Failures:
-    """Counts problems and prints each as one line on stderr (a traceback only with --debug)."""
+    """Prints each problem as one line on stderr (a traceback only with --debug) and counts the
+    inputs that failed: a page that fails twice (two formats) is one failed input."""
 
     def __init__(self, debug: bool) -> None:
         self.debug = debug
-        self.count = 0
+        self.failed: set[Hashable] = set()
 
-    def report(self, where: object, exc: BaseException) -> None:
-        self.count += 1
+    @property
+    def count(self) -> int:
+        return len(self.failed)
+
+    def report(self, where: object, exc: BaseException, key: Hashable | None = None) -> None:
+        self.failed.add(key if key is not None else exc)  # the exception itself: one input
         if self.debug:
             traceback.print_exception(exc)
         msg = str(exc) if isinstance(exc, InputError) else f"{where}: {exc.__class__.__name__}: {exc}"
@@ -39,32 +58,33 @@ class Failures:
 
     def exit_code(self, total: int) -> int:
         if self.count:
-            print(f"ocrkit: {self.count} of {total} inputs failed", file=sys.stderr)
+            print(f"ocrkit: {self.count} of {max(total, self.count)} inputs failed", file=sys.stderr)
             return 1
         return 0
 
 
-def iter_loaded_pages(
-    paths: list[str], failures: Failures, progress: bool = True
-) -> Iterator[tuple[PageSource, np.ndarray]]:
-    """Decoded pages of every image/PDF under `paths`; bad inputs are reported and skipped."""
-    files, errors = expand_paths(paths)
-    for err in errors:
+def gather_inputs(paths: list[str], failures: Failures) -> Inputs:
+    """Find every input and report the bad ones at once, before any model loads."""
+    inputs = collect_inputs(paths)
+    for err in inputs.errors:
         failures.report(err.path, err)
-    sources: list[PageSource] = []
-    for item in iter_pages(files):
-        if isinstance(item, InputError):
-            failures.report(item.path, item)
-        else:
-            sources.append(item)
+    return inputs
+
+
+def iter_loaded_pages(
+    inputs: Inputs, failures: Failures, progress: bool = True
+) -> Iterator[tuple[PageSource, np.ndarray]]:
+    """Decoded pages of `inputs`; pages that cannot be decoded are reported and skipped."""
     from tqdm.auto import tqdm
 
+    sources = inputs.sources
     for source in tqdm(sources, unit="page", disable=not progress or len(sources) < 2):
         try:
             yield source, load_page(source)
         except InputError as exc:
-            failures.report(source.path, exc)
+            failures.report(source.label, exc, key=source)
 
 
 def output_path(out_dir: Path, source: PageSource, ext: str) -> Path:
+    """`<out>/<name>[-p<N>].<ext>`: the input's name (see ocrkit.inputs) mirrored under `--out`."""
     return out_dir / f"{source.stem}.{ext}"

@@ -9,8 +9,16 @@ from pathlib import Path
 
 import cv2
 
-from ocrkit.commands.common import Failures, iter_loaded_pages, output_path, set_torch_threads
-from ocrkit.document import Line, Page, write_atomic
+from ocrkit.commands.common import (
+    Failures,
+    gather_inputs,
+    iter_loaded_pages,
+    output_path,
+    positive_int,
+    set_torch_threads,
+)
+from ocrkit.document import Line, Page
+from ocrkit.outputs import prepare_out_dir, write_atomic
 from ocrkit.pipeline import DEFAULT_DETECTOR, crop_lines, resolve_model
 from ocrkit.reading_order import reading_order
 
@@ -18,24 +26,26 @@ from ocrkit.reading_order import reading_order
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("detect", help="find text-line boxes on pages (images, folders, PDFs)")
     p.add_argument("paths", nargs="+", metavar="PATH")
-    p.add_argument("--out", type=Path, required=True, help="output folder: <stem>.json per page")
+    p.add_argument("--out", type=Path, required=True, help="output folder: <name>.json per page")
     p.add_argument("--det-model", type=Path, help="detector folder (default: the shipped model)")
     p.add_argument("--crops", action="store_true", help="also write line crops and lines.jsonl")
     p.add_argument("--device", default="cpu")
-    p.add_argument("--threads", type=int, help="CPU threads (default: all cores)")
+    p.add_argument("--threads", type=positive_int, help="CPU threads (default: all cores)")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from ocrkit.detection import load_detector
 
+    prepare_out_dir(args.out)
+    failures = Failures(args.debug)
+    inputs = gather_inputs(args.paths, failures)
+    if not inputs.sources:
+        return failures.exit_code(inputs.total)
     set_torch_threads(args.threads)
     detector = load_detector(resolve_model(args.det_model, DEFAULT_DETECTOR, "detector"), device=args.device)
-    failures = Failures(args.debug)
     manifest: list[str] = []
-    total = 0
-    for source, image in iter_loaded_pages(args.paths, failures):
-        total += 1
+    for source, image in iter_loaded_pages(inputs, failures):
         try:
             start = time.perf_counter()
             ((boxes, scores),) = detector.predict([image])
@@ -43,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
             boxes, scores = boxes[order], scores[order]
             h, w = image.shape[:2]
             page = Page(
-                image=str(source.path),
+                image=source.label,
                 page=source.page,
                 width=w,
                 height=h,
@@ -63,14 +73,14 @@ def run(args: argparse.Namespace) -> int:
                         json.dumps(
                             {
                                 "image": rel,
-                                "page_image": str(source.path),
+                                "page_image": source.label,
                                 "page": source.page,
                                 "bbox": page.lines[n - 1].to_dict()["bbox"],
                             }
                         )
                     )
         except Exception as exc:  # one bad page must not stop the batch
-            failures.report(source.path, exc)
+            failures.report(source.label, exc, key=source)
     if args.crops:
         write_atomic(args.out / "lines.jsonl", "".join(m + "\n" for m in manifest))
-    return failures.exit_code(max(total, failures.count))
+    return failures.exit_code(inputs.total)

@@ -9,9 +9,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ocrkit.commands.common import Failures, iter_loaded_pages, output_path
-from ocrkit.document import Page, write_atomic
+from ocrkit.commands.common import Failures, gather_inputs, iter_loaded_pages, output_path, positive_int
+from ocrkit.document import Page
 from ocrkit.io import PageSource
+from ocrkit.outputs import prepare_out_dir, write_atomic
 from ocrkit.recognition.ctc_decoding import DECODINGS
 
 if TYPE_CHECKING:
@@ -32,18 +33,37 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("infer", help="detect and read the text lines of pages (images, folders, PDFs)")
     p.add_argument("paths", nargs="+", metavar="PATH", help="image files, folders (recursive) or PDFs")
     p.add_argument("--out", type=Path, help="output folder (default: text of a single input to stdout)")
-    p.add_argument("--format", default="txt,json", help=f"comma-separated subset of {','.join(FORMATS)}")
+    p.add_argument(
+        "--format",
+        type=format_list,
+        default="txt,json",
+        help=f"comma-separated subset of {','.join(FORMATS)}",
+    )
     p.add_argument("--backend", choices=("torch", "onnx"), default="torch")
     p.add_argument("--det-model", type=Path, help="detector folder (default: the shipped model)")
     p.add_argument("--rec-model", type=Path, help="recognizer folder (default: the shipped model)")
     p.add_argument("--decoding", choices=DECODINGS, help="override the recognizer's decoder (ocrkit.json)")
     p.add_argument("--device", default="cpu", help="cpu | cuda | cuda:N (torch backend)")
-    p.add_argument("--batch-size", type=int, default=16, help="line crops per recognizer batch")
-    p.add_argument("--threads", type=int, help="CPU threads (default: library default)")
+    p.add_argument("--batch-size", type=positive_int, default=16, help="line crops per recognizer batch")
+    p.add_argument("--threads", type=positive_int, help="CPU threads (default: library default)")
     p.add_argument(
-        "--pages-per-batch", type=int, default=4, help="pages whose lines are recognised together (default 4)"
+        "--pages-per-batch",
+        type=positive_int,
+        default=4,
+        help="pages whose lines are recognised together (default 4)",
     )
     p.set_defaults(func=run)
+
+
+def format_list(text: str) -> list[str]:
+    """argparse type for --format: known names only, at least one (else the run would write nothing)."""
+    formats = list(dict.fromkeys(f.strip() for f in text.split(",") if f.strip()))
+    unknown = [f for f in formats if f not in FORMATS]
+    if unknown:
+        raise argparse.ArgumentTypeError(f"unknown format {unknown[0]!r} (choose from {', '.join(FORMATS)})")
+    if not formats:
+        raise argparse.ArgumentTypeError(f"no format given (choose from {', '.join(FORMATS)})")
+    return formats
 
 
 def render(page: Page, fmt: str, image) -> str | bytes:
@@ -61,14 +81,12 @@ def render(page: Page, fmt: str, image) -> str | bytes:
 
 
 def run(args: argparse.Namespace) -> int:
-    formats = [f.strip() for f in args.format.split(",") if f.strip()]
-    unknown = [f for f in formats if f not in FORMATS]
-    if unknown:
-        print(
-            f"ocrkit: error: unknown format {unknown[0]!r} (choose from {', '.join(FORMATS)})",
-            file=sys.stderr,
-        )
-        return 2
+    if args.out is not None:
+        prepare_out_dir(args.out)
+    failures = Failures(args.debug)
+    inputs = gather_inputs(args.paths, failures)
+    if not inputs.sources:
+        return failures.exit_code(inputs.total)
     from ocrkit.pipeline import OCR
 
     ocr = OCR(
@@ -80,17 +98,14 @@ def run(args: argparse.Namespace) -> int:
         threads=args.threads,
         decoding=args.decoding,
     )
-    failures = Failures(args.debug)
-    total = 0
     group: list[tuple[PageSource, np.ndarray]] = []
-    for source, image in iter_loaded_pages(args.paths, failures):
-        total += 1
+    for source, image in iter_loaded_pages(inputs, failures):
         group.append((source, image))
         if len(group) == args.pages_per_batch:
-            _read_and_write(ocr, group, formats, args, failures)
+            _read_and_write(ocr, group, args.format, args, failures)
             group = []
-    _read_and_write(ocr, group, formats, args, failures)
-    return failures.exit_code(max(total, failures.count))
+    _read_and_write(ocr, group, args.format, args, failures)
+    return failures.exit_code(inputs.total)
 
 
 def _read_and_write(
@@ -106,18 +121,22 @@ def _read_and_write(
         return
     try:
         pages = ocr.read_arrays(
-            [img for _, img in group], [str(s.path) for s, _ in group], [s.page for s, _ in group]
+            [img for _, img in group], [s.label for s, _ in group], [s.page for s, _ in group]
         )
     except Exception:  # noqa: BLE001 - retried page by page below, where the failure is reported
         pages = [None] * len(group)
     for (source, image), page in zip(group, pages, strict=True):
         try:
             if page is None:
-                page = ocr.read_array(image, name=str(source.path), page=source.page)
-            if args.out is None:
-                sys.stdout.write(page.text + "\n")
-                continue
-            for fmt in formats:
-                write_atomic(output_path(args.out, source, EXTENSIONS[fmt]), render(page, fmt, image))
+                page = ocr.read_array(image, name=source.label, page=source.page)
         except Exception as exc:  # one bad page must not stop the batch
-            failures.report(source.path, exc)
+            failures.report(source.label, exc, key=source)
+            continue
+        if args.out is None:
+            sys.stdout.write(page.text + "\n")
+            continue
+        for fmt in formats:  # each format on its own: one that fails does not cost the others
+            try:
+                write_atomic(output_path(args.out, source, EXTENSIONS[fmt]), render(page, fmt, image))
+            except Exception as exc:  # noqa: BLE001 - reported, and the page counts as failed
+                failures.report(f"{source.label} ({fmt})", exc, key=source)

@@ -7,10 +7,11 @@ import json
 import sys
 from pathlib import Path
 
-from ocrkit.commands.common import Failures, set_torch_threads
-from ocrkit.document import write_atomic
+from ocrkit.commands.common import Failures, positive_int, set_torch_threads
 from ocrkit.errors import InputError
-from ocrkit.io import expand_paths, load_image
+from ocrkit.inputs import collect_inputs
+from ocrkit.io import PageSource, load_page
+from ocrkit.outputs import prepare_out_file, printable, write_atomic
 from ocrkit.pipeline import DEFAULT_RECOGNIZER, resolve_model
 from ocrkit.recognition.ctc_decoding import DECODINGS
 
@@ -25,71 +26,91 @@ def register(sub: argparse._SubParsersAction) -> None:
         choices=DECODINGS,
         help="override the model's decoder (ocrkit.json `decoding`)",
     )
-    p.add_argument("--batch-size", type=int, default=32)
+    p.add_argument("--batch-size", type=positive_int, default=32)
     p.add_argument("--device", default="cpu")
-    p.add_argument("--threads", type=int, help="CPU threads (default: all cores)")
+    p.add_argument("--threads", type=positive_int, help="CPU threads (default: all cores)")
     p.set_defaults(func=run)
 
 
-def read_inputs(paths: list[str], failures: Failures) -> list[tuple[str, Path]]:
-    """(value to echo in the output's "image", file to read) for every input line image."""
-    items: list[tuple[str, Path]] = []
-    plain: list[str] = []
+def _manifest_items(manifest: Path, failures: Failures) -> list[tuple[str, PageSource]]:
+    """(value to echo as "image", page to read) per line of a lines.jsonl; a line without a usable
+    "image" string, or a manifest that is not UTF-8 JSON lines, is one reported input each."""
+    try:
+        text = manifest.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        problem = "not UTF-8 text" if isinstance(exc, UnicodeDecodeError) else exc.strerror or str(exc)
+        failures.report(manifest, InputError(manifest, f"cannot read manifest ({problem})"))
+        return []
+    items: list[tuple[str, PageSource]] = []
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)["image"]
+        except (json.JSONDecodeError, KeyError, TypeError):
+            value = None
+        if not isinstance(value, str) or not value:
+            failures.report(manifest, InputError(f"{manifest}:{n}", 'not a JSON object with an "image" path'))
+            continue
+        file = Path(value)
+        file = file if file.is_absolute() else manifest.parent / file
+        items.append((value, PageSource(file, file.name)))
+    return items
+
+
+def read_inputs(paths: list[str], failures: Failures) -> tuple[list[tuple[str, PageSource]], int]:
+    """(value to echo as "image", page to read) for every input line image, and the number of inputs
+    (failed ones included); bad inputs are reported here, before the model loads."""
+    items: list[tuple[str, PageSource]] = []
+    failed_before = failures.count
     for raw in paths:
         p = Path(raw)
         if p.suffix == ".jsonl" and p.is_file():
-            for n, text in enumerate(p.read_text(encoding="utf-8").splitlines(), 1):
-                if not text.strip():
-                    continue
-                try:
-                    value = json.loads(text)["image"]
-                except (json.JSONDecodeError, KeyError, TypeError):
-                    failures.report(p, InputError(f"{p}:{n}", 'not a JSON object with an "image" key'))
-                    continue
-                file = Path(value)
-                items.append((value, file if file.is_absolute() else p.parent / file))
-        else:
-            plain.append(raw)
-    files, errors = expand_paths(plain)
-    for err in errors:
-        failures.report(err.path, err)
-    items.extend((str(f), f) for f in files)
-    return items
+            items.extend(_manifest_items(p, failures))
+            continue
+        for item in collect_inputs([p], unique_names=False).items:
+            if isinstance(item, InputError):
+                failures.report(item.path, item)
+            else:
+                items.append((item.label, item))
+    return items, len(items) + failures.count - failed_before
 
 
 def run(args: argparse.Namespace) -> int:
     from ocrkit.recognition import load_recognizer
 
+    if args.out:
+        prepare_out_file(args.out)
+    failures = Failures(args.debug)
+    items, total = read_inputs(args.paths, failures)
+    if not items:
+        return failures.exit_code(total)
     set_torch_threads(args.threads)
-
     recognizer = load_recognizer(
         resolve_model(args.rec_model, DEFAULT_RECOGNIZER, "recognizer"),
         device=args.device,
         decoding=args.decoding,
     )
-    failures = Failures(args.debug)
-    items = read_inputs(args.paths, failures)
     records: list[str] = []
-    chunk = max(1, args.batch_size) * 8  # decode a few batches at a time: bounded memory, good bucketing
+    chunk = args.batch_size * 8  # decode a few batches at a time: bounded memory, good bucketing
     for start in range(0, len(items), chunk):
         loaded = []
-        for value, file in items[start : start + chunk]:
+        for n, (value, source) in enumerate(items[start : start + chunk], start):
             try:
-                loaded.append((value, load_image(file)))
+                loaded.append((value, source, load_page(source)))
             except InputError as exc:
-                failures.report(file, exc)
+                failures.report(source.label, exc, key=("line image", n))
         results = (
-            recognizer.recognize([img for _, img in loaded], batch_size=args.batch_size) if loaded else []
+            recognizer.recognize([img for _, _, img in loaded], batch_size=args.batch_size) if loaded else []
         )
-        for (value, _), (text, score) in zip(loaded, results, strict=True):
-            records.append(
-                json.dumps(
-                    {"image": value, "text": text, "score": round(float(score), 5)}, ensure_ascii=False
-                )
-            )
+        for (value, source, _), (text, score) in zip(loaded, results, strict=True):
+            record = {"image": printable(value), "text": text, "score": round(float(score), 5)}
+            if source.is_pdf or source.pages > 1:
+                record["page"] = source.page
+            records.append(json.dumps(record, ensure_ascii=False))
     output = "".join(r + "\n" for r in records)
     if args.out:
         write_atomic(args.out, output)
     else:
         sys.stdout.write(output)
-    return failures.exit_code(max(len(items), failures.count))
+    return failures.exit_code(total)

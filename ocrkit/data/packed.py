@@ -16,8 +16,8 @@ from typing import Any
 import cv2
 import numpy as np
 
-from ocrkit.document import write_atomic
 from ocrkit.errors import InputError
+from ocrkit.outputs import write_atomic
 
 LINE_COLUMNS = ("image", "text", "source", "license", "split", "subset", "case_sensitive", "width", "height")
 PAGE_COLUMNS = (

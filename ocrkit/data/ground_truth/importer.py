@@ -22,9 +22,9 @@ import numpy as np
 
 from ocrkit.data.ground_truth.readers import FORMATS, GtPage, read_page, sniff_format
 from ocrkit.data.ground_truth.text_rules import TextRules
-from ocrkit.document import write_atomic
 from ocrkit.errors import InputError, OcrkitError
 from ocrkit.io import load_image
+from ocrkit.outputs import write_atomic
 
 CROP_PADDING = 3  # px around the polygon's box, as in the evaluation crops
 MAX_PAGE_SIDE = 2000  # stored page images: long side capped here (boxes scaled with it)

@@ -16,8 +16,8 @@ import yaml
 
 from ocrkit.data.ground_truth.importer import Importer, ImportSettings, find_annotations
 from ocrkit.data.ground_truth.text_rules import DEFAULT_MARKUP, TextRules
-from ocrkit.document import write_atomic
 from ocrkit.errors import InputError
+from ocrkit.outputs import write_atomic
 
 
 @dataclass

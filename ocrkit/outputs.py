@@ -1,0 +1,101 @@
+"""Writing outputs: atomic files that never leave debris, output folders checked before any work,
+and text that is always valid UTF-8 even when a file name is not."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from ocrkit.errors import OcrkitError
+
+TEMP_SUFFIX = ".tmp"
+
+
+def printable(text: str) -> str:
+    """`text` as valid UTF-8: bytes of a file name that are not UTF-8 (which Python keeps as lone
+    surrogates) become U+FFFD, so JSON/XML outputs and messages can always be written."""
+    try:
+        raw = text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        raw = text.encode("utf-8", "surrogatepass")
+    return raw.decode("utf-8", "replace")
+
+
+def _temp_name(path: Path) -> Path:
+    return path.with_name(f".{path.name}.{os.getpid()}{TEMP_SUFFIX}")
+
+
+def write_atomic(path: Path, data: str | bytes) -> None:
+    """Write via a temp file + rename, so a killed process never leaves a half-written output; on any
+    error (full disk, bad text, interrupt) the temp file is removed before the error propagates."""
+    path = Path(path)
+    payload = data.encode("utf-8") if isinstance(data, str) else data  # fails before any file exists
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = _temp_name(path)
+    try:
+        with open(tmp, "wb") as fh:
+            fh.write(payload)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
+
+
+def remove_stale_temps(folder: Path) -> None:
+    """Remove the temp files of write_atomic left under `folder` by a process that was killed
+    (`.<name>.<pid>.tmp` whose process is gone); temp files of a run still going are kept."""
+    for tmp in folder.rglob(f".*{TEMP_SUFFIX}"):
+        pid = tmp.name[: -len(TEMP_SUFFIX)].rsplit(".", 1)[-1]
+        if pid.isdigit() and not _pid_alive(int(pid)):
+            tmp.unlink(missing_ok=True)
+
+
+def _check_writable(folder: Path, what: str) -> None:
+    try:
+        fd, probe = tempfile.mkstemp(dir=folder, prefix=".ocrkit-probe-")
+    except OSError as exc:
+        raise OcrkitError(f"{folder}: {what} is not writable ({exc.strerror or exc})") from None
+    os.close(fd)
+    os.unlink(probe)
+
+
+def prepare_out_dir(folder: Path) -> Path:
+    """Create the `--out` folder and prove it writable before any model loads or page is read, and
+    clear temp files a killed run left there."""
+    folder = Path(folder)
+    if folder.exists() and not folder.is_dir():
+        raise OcrkitError(f"{folder}: --out must be a folder, and this is a file")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OcrkitError(f"{folder}: cannot create the output folder ({exc.strerror or exc})") from None
+    _check_writable(folder, "output folder")
+    remove_stale_temps(folder)
+    return folder
+
+
+def prepare_out_file(path: Path) -> Path:
+    """Check an `--out` file can be written (its folder created and writable, not itself a folder)
+    before any work is done."""
+    path = Path(path)
+    if path.is_dir():
+        raise OcrkitError(f"{path}: --out must be a file, and this is a folder")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OcrkitError(f"{path.parent}: cannot create the output folder ({exc.strerror or exc})") from None
+    _check_writable(path.parent, "output folder")
+    return path
