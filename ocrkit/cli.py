@@ -10,7 +10,7 @@ from ocrkit.config import ConfigError
 from ocrkit.errors import OcrkitError
 
 # Each module in ocrkit/commands exposes register(subparsers); the order is the order in --help.
-COMMANDS = ("infer", "detect", "recognize", "synth", "data")
+COMMANDS = ("infer", "detect", "recognize", "synth", "data", "serve")
 
 
 def build_parser() -> argparse.ArgumentParser:
