@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ocrkit.commands import infer_ray
 from ocrkit.commands.common import Failures, iter_loaded_pages, output_path
 from ocrkit.document import Page, write_atomic
 from ocrkit.io import PageSource
@@ -33,7 +34,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("paths", nargs="+", metavar="PATH", help="image files, folders (recursive) or PDFs")
     p.add_argument("--out", type=Path, help="output folder (default: text of a single input to stdout)")
     p.add_argument("--format", default="txt,json", help=f"comma-separated subset of {','.join(FORMATS)}")
-    p.add_argument("--backend", choices=("torch", "onnx"), default="torch")
+    p.add_argument("--backend", choices=("torch", "onnx"), help="default: torch (onnx with --ray)")
     p.add_argument("--det-model", type=Path, help="detector folder (default: the shipped model)")
     p.add_argument("--rec-model", type=Path, help="recognizer folder (default: the shipped model)")
     p.add_argument("--decoding", choices=DECODINGS, help="override the recognizer's decoder (ocrkit.json)")
@@ -43,6 +44,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--pages-per-batch", type=int, default=4, help="pages whose lines are recognised together (default 4)"
     )
+    infer_ray.add_arguments(p)
     p.set_defaults(func=run)
 
 
@@ -69,12 +71,14 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+    if args.ray:
+        return infer_ray.run_ray(args, formats)
     from ocrkit.pipeline import OCR
 
     ocr = OCR(
         args.det_model,
         args.rec_model,
-        backend=args.backend,
+        backend=args.backend or "torch",
         device=args.device,
         batch_size=args.batch_size,
         threads=args.threads,
