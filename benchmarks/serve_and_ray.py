@@ -87,11 +87,13 @@ def bench_server(args: argparse.Namespace, pages: list[Path]) -> None:
 
 
 def bench_batch(args: argparse.Namespace, pages: list[Path]) -> None:
-    print(f"\nocrkit infer --out, {len(pages)} pages, {args.backend}")
+    plain = args.plain_threads or args.threads * args.workers
+    print(f"\nocrkit infer --out, {len(pages)} pages, {args.backend}, {plain} threads without Ray, ", end="")
+    print(f"{args.threads} per actor with")
     print("| run | wall (s) | pages/s (wall) | reported by the command |\n|---|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
         runs = {
-            "without --ray": ["--threads", str(args.threads * args.workers)],
+            "without --ray": ["--threads", str(plain)],
             "--ray (local)": ["--ray", "--threads", str(args.threads)],
         }
         for n, (label, extra) in enumerate(runs.items()):
@@ -114,6 +116,7 @@ def main() -> None:
     p.add_argument("--rec-model", type=Path)
     p.add_argument("--workers", type=int, default=2, help="server requests read at once")
     p.add_argument("--threads", type=int, default=1, help="CPU threads per request / per Ray actor")
+    p.add_argument("--plain-threads", type=int, help="threads without --ray (default: workers × threads)")
     p.add_argument("--clients", type=int, nargs="+", default=[1, 2, 4])
     p.add_argument("--requests", type=int, default=8, help="requests per client count")
     p.add_argument("--copies", type=int, default=2, help="copies of each page in the batch runs")
