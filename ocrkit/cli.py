@@ -11,7 +11,7 @@ from ocrkit.config import ConfigError
 from ocrkit.errors import OcrkitError
 
 # Each module in ocrkit/commands exposes register(subparsers); the order is the order in --help.
-COMMANDS = ("infer", "detect", "recognize", "synth", "data")
+COMMANDS = ("infer", "detect", "recognize", "synth", "data", "serve")
 
 
 class OneLineErrorParser(argparse.ArgumentParser):

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ocrkit.commands import infer_ray
 from ocrkit.commands.common import Failures, gather_inputs, iter_loaded_pages, output_path, positive_int
 from ocrkit.document import Page
 from ocrkit.io import PageSource
@@ -39,7 +40,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         default="txt,json",
         help=f"comma-separated subset of {','.join(FORMATS)}",
     )
-    p.add_argument("--backend", choices=("torch", "onnx"), default="torch")
+    p.add_argument("--backend", choices=("torch", "onnx"), help="default: torch (onnx with --ray)")
     p.add_argument("--det-model", type=Path, help="detector folder (default: the shipped model)")
     p.add_argument("--rec-model", type=Path, help="recognizer folder (default: the shipped model)")
     p.add_argument("--decoding", choices=DECODINGS, help="override the recognizer's decoder (ocrkit.json)")
@@ -52,6 +53,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         default=4,
         help="pages whose lines are recognised together (default 4)",
     )
+    infer_ray.add_arguments(p)
     p.set_defaults(func=run)
 
 
@@ -81,6 +83,8 @@ def render(page: Page, fmt: str, image) -> str | bytes:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.ray:
+        return infer_ray.run_ray(args, args.format)
     if args.out is not None:
         prepare_out_dir(args.out)
     failures = Failures(args.debug)
@@ -92,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
     ocr = OCR(
         args.det_model,
         args.rec_model,
-        backend=args.backend,
+        backend=args.backend or "torch",
         device=args.device,
         batch_size=args.batch_size,
         threads=args.threads,

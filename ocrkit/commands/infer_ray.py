@@ -1,0 +1,196 @@
+"""`ocrkit infer --ray`: the outputs of `ocrkit infer --out`, with the pages read on a Ray cluster.
+
+Ray Data spreads the list of pages over an actor pool; each actor loads the models once and returns the
+rendered outputs of the pages it read, which this process writes as they arrive (same names, same
+atomic writer as without --ray), so only the inputs and the model folders need to be visible to the
+workers. Pages whose outputs all exist are skipped, which makes a rerun of the same command resume.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from ocrkit.commands.common import Failures, output_path
+from ocrkit.document import Page
+from ocrkit.errors import InputError, OcrkitError
+from ocrkit.extras import require
+from ocrkit.inputs import collect_inputs
+from ocrkit.io import PageSource, load_page
+from ocrkit.outputs import write_atomic
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("Ray (needs pip install 'ocrkit[ray]')")
+    g.add_argument(
+        "--ray",
+        action="store_true",
+        help="read the pages on Ray (needs --out; backend onnx unless --backend)",
+    )
+    g.add_argument(
+        "--ray-address", help="join this Ray cluster (default: a local Ray on this machine's cores)"
+    )
+    g.add_argument("--ray-actors", type=int, help="actors holding the models (default: CPUs / --threads)")
+
+
+class PageReader:
+    """A Ray actor: the models, loaded once, reading batches of pages into their rendered outputs."""
+
+    def __init__(self, ocr_options: dict, formats: list[str]) -> None:
+        from ocrkit.pipeline import OCR
+
+        self.ocr = OCR(**ocr_options)
+        self.formats = formats
+
+    def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        from ocrkit.commands.infer import render  # not at the top: infer imports this module
+
+        sources = [source_of(row) for row in _rows(batch)]
+        where = [f"{s.path} page {s.page}" if s.is_pdf else str(s.path) for s in sources]
+        problems = [""] * len(sources)
+        images: dict[int, np.ndarray] = {}
+        for i, source in enumerate(sources):
+            try:
+                images[i] = load_page(source)
+            except InputError as exc:
+                where[i], problems[i] = exc.path, exc.problem
+        pages = self._read(sources, images, problems)
+        out = {f"out_{fmt}": np.empty(len(sources), dtype=object) for fmt in self.formats}
+        for i, page in pages.items():
+            try:
+                for fmt in self.formats:
+                    rendered = render(page, fmt, images[i])
+                    out[f"out_{fmt}"][i] = rendered.encode("utf-8") if isinstance(rendered, str) else rendered
+            except Exception as exc:  # noqa: BLE001 - reported for this page, the batch goes on
+                problems[i] = f"{exc.__class__.__name__}: {exc}"
+        for column in out.values():
+            column[[i for i, p in enumerate(problems) if p]] = b""
+        return {**batch, "where": np.array(where), "problem": np.array(problems), **out}
+
+    def _read(
+        self, sources: list[PageSource], images: dict[int, np.ndarray], problems: list[str]
+    ) -> dict[int, Page]:
+        """The loaded pages read together (lines batched across pages, as in `ocrkit infer`); if that
+        fails, page by page, so the error lands on the page that caused it."""
+        order = sorted(images)
+        names, numbers = [str(sources[i].path) for i in order], [sources[i].page for i in order]
+        try:
+            read = self.ocr.read_arrays([images[i] for i in order], names, numbers)
+            return dict(zip(order, read, strict=True))
+        except Exception:  # noqa: BLE001 - retried one page at a time below
+            pass
+        pages = {}
+        for i in order:
+            try:
+                pages[i] = self.ocr.read_array(images[i], name=str(sources[i].path), page=sources[i].page)
+            except Exception as exc:  # noqa: BLE001 - reported for this page, the batch goes on
+                problems[i] = f"{exc.__class__.__name__}: {exc}"
+        return pages
+
+
+def run_ray(args: argparse.Namespace, formats: list[str]) -> int:
+    if args.out is None:
+        raise OcrkitError("--ray needs --out DIR: the outputs of every page are written there")
+    ray = require("ray", "ray", "ocrkit infer --ray")
+    require("ray.data", "ray", "ocrkit infer --ray")
+    from ocrkit.commands.infer import EXTENSIONS
+
+    failures = Failures(args.debug)
+    todo, skipped, total = _plan(args.paths, args.out, [EXTENSIONS[f] for f in formats], failures)
+    started = time.perf_counter()
+    done, actors = 0, 0
+    if todo:
+        we_started = not ray.is_initialized()
+        if we_started:
+            ray.init(address=args.ray_address, include_dashboard=False, logging_level=logging.WARNING)
+        try:
+            threads = args.threads or 1
+            actors = args.ray_actors or max(1, int(ray.cluster_resources().get("CPU", 1)) // threads)
+            for row in _dataset(ray, todo, args, formats, threads, actors).iter_rows():
+                source = source_of(row)
+                if row["problem"]:
+                    failures.report(row["where"], InputError(row["where"], row["problem"]))
+                    continue
+                for fmt in formats:
+                    write_atomic(output_path(args.out, source, EXTENSIONS[fmt]), row[f"out_{fmt}"])
+                done += 1
+        except ray.exceptions.RayError as exc:
+            raise OcrkitError(f"the Ray batch stopped: {str(exc).strip().splitlines()[-1]}") from None
+        finally:
+            if we_started:
+                ray.shutdown()
+    seconds = time.perf_counter() - started
+    rate = done / max(seconds, 1e-9)
+    print(
+        f"ocrkit: {done} pages read on {actors} Ray actors in {seconds:.1f} s ({rate:.2f} pages/s), "
+        f"{skipped} skipped (outputs exist), {failures.count} failed",
+        file=sys.stderr,
+    )
+    return failures.exit_code(total)
+
+
+def source_of(row: dict) -> PageSource:
+    """A Ray row (plain values) back into the page it names."""
+    return PageSource(
+        Path(row["path"]), str(row["name"]), int(row["page"]), int(row["pages"]), bool(row["is_pdf"])
+    )
+
+
+def _rows(batch: dict[str, np.ndarray]) -> list[dict]:
+    keys = ("path", "name", "page", "pages", "is_pdf")
+    return [dict(zip(keys, values, strict=True)) for values in zip(*(batch[k] for k in keys), strict=True)]
+
+
+def _plan(
+    paths: list[str], out: Path, extensions: list[str], failures: Failures
+) -> tuple[list[dict], int, int]:
+    """Pages still to read (as rows for Ray Data), pages skipped because all their outputs exist, and the
+    number of inputs (pages and unreadable files) for the exit summary."""
+    inputs = collect_inputs(paths)
+    todo, skipped = [], 0
+    for item in inputs.items:
+        if isinstance(item, InputError):
+            failures.report(item.path, item)
+        elif all(output_path(out, item, ext).is_file() for ext in extensions):
+            skipped += 1
+        else:
+            todo.append(
+                {
+                    "path": str(item.path.resolve()),
+                    "name": item.name,
+                    "page": item.page,
+                    "pages": item.pages,
+                    "is_pdf": item.is_pdf,
+                }
+            )
+    total = inputs.total
+    return todo, skipped, total
+
+
+def _dataset(ray, todo: list[dict], args: argparse.Namespace, formats: list[str], threads: int, actors: int):
+    """The pages → outputs dataset: a fixed pool of `actors` PageReaders, `threads` CPUs each."""
+
+    def absolute(path: Path | None) -> str | None:
+        return None if path is None else str(Path(path).resolve())
+
+    options = dict(
+        det_model=absolute(args.det_model),
+        rec_model=absolute(args.rec_model),
+        backend=args.backend or "onnx",
+        batch_size=args.batch_size,
+        threads=threads,
+        decoding=args.decoding,
+    )
+    blocks = max(1, len(todo) // args.pages_per_batch)
+    return ray.data.from_items(todo, override_num_blocks=blocks).map_batches(
+        PageReader,
+        batch_size=args.pages_per_batch,
+        concurrency=actors,
+        num_cpus=threads,
+        fn_constructor_kwargs={"ocr_options": options, "formats": formats},
+    )

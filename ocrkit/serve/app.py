@@ -1,0 +1,156 @@
+"""The FastAPI application of `ocrkit serve`: upload → pages → the formats `ocrkit infer` writes.
+
+Thin on purpose: decoding and its checks are ocrkit.io's (through uploads.py), reading is the OCR
+pipeline's, the output formats are ocrkit.formats'. What is the service's own: limits, the bounded pool,
+and turning every refusal into a JSON error `{"error", "detail"}` with a fitting status.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Annotated, Literal
+
+from fastapi import FastAPI, File, Query, Request, UploadFile
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, Response
+from starlette.exceptions import HTTPException
+
+from ocrkit import __version__, formats
+from ocrkit.document import Page
+from ocrkit.serve.pool import Busy, RequestPool
+from ocrkit.serve.uploads import Limits, PageReader, UploadError, check_media_type, read_upload
+
+log = logging.getLogger("ocrkit.serve")
+
+MEDIA_TYPES = {
+    "json": "application/json",
+    "txt": "text/plain; charset=utf-8",
+    "hocr": "text/html; charset=utf-8",
+    "alto": "application/xml; charset=utf-8",
+    "page": "application/xml; charset=utf-8",
+}
+Format = Literal["json", "txt", "hocr", "alto", "page"]
+BODY_SLACK = 64 * 1024  # multipart boundaries and headers around the file
+
+
+def describe_models(det_dir: Path, rec_dir: Path, backend: str) -> dict:
+    """What /v1/models reports: the model folders' names, a hash of their weights as the version (the
+    same digest the ONNX cache uses), and the settings that change results."""
+    from ocrkit.export.cache import weights_digest
+
+    def one(path: Path) -> dict:
+        settings = json.loads((path / "ocrkit.json").read_text())
+        keep = ("task", "arch", "size", "longest", "decoding", "score_threshold")
+        chosen = {k: settings[k] for k in keep if k in settings}
+        return {"name": path.name, "version": weights_digest(path), **chosen}
+
+    return {"ocrkit": __version__, "backend": backend, "detector": one(det_dir), "recognizer": one(rec_dir)}
+
+
+def error(status: int, code: str, detail: str, headers: dict[str, str] | None = None) -> JSONResponse:
+    return JSONResponse({"error": code, "detail": detail}, status_code=status, headers=headers)
+
+
+def render(pages: list[Page], fmt: str) -> Response:
+    """JSON: {"pages": [...]}, each page exactly as `ocrkit infer --format json` writes it; txt: the pages'
+    text separated by form feeds; hOCR / ALTO / PAGE-XML hold one page (a PDF page chosen by page=N)."""
+    if fmt == "json":
+        body = json.dumps({"pages": [p.to_dict() for p in pages]}, ensure_ascii=False)
+    elif fmt == "txt":
+        body = "\f".join(p.text + "\n" for p in pages)
+    elif len(pages) != 1:
+        detail = f"{fmt} holds one page and the PDF has {len(pages)}: pass page=N"
+        return error(422, "one_page_format", detail)
+    else:
+        body = {"hocr": formats.to_hocr, "alto": formats.to_alto, "page": formats.to_page_xml}[fmt](pages[0])
+    return Response(body, media_type=MEDIA_TYPES[fmt])
+
+
+def create_app(ocr: PageReader, models: dict, limits: Limits, workers: int = 1, queue: int = 8) -> FastAPI:
+    """The service around one loaded OCR: `workers` requests are read at once by that same model copy,
+    `queue` more wait, further ones get 503 with Retry-After."""
+    pool = RequestPool(workers, queue)
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        yield
+        pool.shutdown()
+
+    app = FastAPI(title="ocrkit", version=__version__, lifespan=lifespan, summary="Document OCR over HTTP")
+
+    @app.middleware("http")
+    async def request_id_and_size(request: Request, call_next: Callable[[Request], Awaitable[Response]]):
+        request.state.request_id = uuid.uuid4().hex[:16]
+        declared = int(request.headers.get("content-length") or 0)
+        if request.url.path == "/v1/ocr" and declared > limits.max_upload_bytes + BODY_SLACK:
+            async for _ in request.stream():  # drained, not stored: the client can then read the 413
+                pass
+            response: Response = error(
+                413, "too_large", f"the upload is larger than {limits.max_upload_bytes} bytes"
+            )
+        else:
+            response = await call_next(request)
+        response.headers["X-Request-ID"] = request.state.request_id
+        return response
+
+    @app.exception_handler(HTTPException)
+    async def http_error(_: Request, exc: HTTPException) -> JSONResponse:
+        code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
+        return error(exc.status_code, code, str(exc.detail), getattr(exc, "headers", None))
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid_request(_: Request, exc: RequestValidationError) -> JSONResponse:
+        detail = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        return error(422, "invalid_request", detail)
+
+    @app.exception_handler(Exception)
+    async def internal_error(request: Request, exc: Exception) -> JSONResponse:
+        return _internal(request, exc)
+
+    @app.get("/healthz", summary="Liveness: the models are loaded and requests are accepted")
+    async def healthz() -> dict:
+        return {"status": "ok", "models_loaded": True, "in_flight": pool.admitted, "capacity": pool.capacity}
+
+    @app.get("/v1/models", summary="The loaded models, their versions and settings")
+    async def list_models() -> dict:
+        return models
+
+    @app.post(
+        "/v1/ocr",
+        summary="Read an image or a PDF",
+        responses={200: {"content": {t.split(";")[0]: {} for t in MEDIA_TYPES.values()}}},
+    )
+    async def read(
+        request: Request,
+        file: Annotated[UploadFile, File(description="an image (PNG, JPEG, TIFF, …) or a PDF")],
+        fmt: Annotated[Format, Query(alias="format", description="json | txt | hocr | alto | page")] = "json",
+        page: Annotated[int | None, Query(ge=1, description="read only this page of a PDF")] = None,
+    ) -> Response:
+        try:
+            check_media_type(file.content_type)
+            data = await file.read(limits.max_upload_bytes + 1)
+            pages = await pool.run(read_upload, ocr, data, file.filename or "upload", limits, page)
+        except Busy as exc:
+            log.warning("busy: refused a request (%d in the pool)", pool.admitted)
+            retry = {"Retry-After": str(exc.retry_after)}
+            return error(503, "busy", "all workers are busy; retry later", retry)
+        except UploadError as exc:
+            log.info("refused %r: %s (%s)", file.filename, exc.error, exc.detail)
+            return error(exc.status, exc.error, exc.detail)
+        except Exception as exc:  # noqa: BLE001 - any bug becomes a logged 500, the server keeps serving
+            return _internal(request, exc)
+        return render(pages, fmt)
+
+    return app
+
+
+def _internal(request: Request, exc: Exception) -> JSONResponse:
+    rid = getattr(request.state, "request_id", None) or uuid.uuid4().hex[:16]
+    log.error("request %s failed", rid, exc_info=exc)
+    body = {"error": "internal_error", "detail": f"internal error; request id {rid}", "request_id": rid}
+    return JSONResponse(body, status_code=500, headers={"X-Request-ID": rid})
