@@ -44,14 +44,14 @@ def batch(tiny_detector_dir, tiny_recognizer_dir, tmp_path_factory):
 def test_ray_reads_the_same_texts_as_without(batch):
     root, *_ = batch
     names = sorted(p.name for p in (root / "plain").iterdir())
-    assert names == sorted(f"{s.stem}.{ext}" for s in SAMPLES for ext in ("txt", "json"))
+    assert names == sorted(f"{s.name}.{ext}" for s in SAMPLES for ext in ("txt", "json"))
     assert sorted(p.name for p in (root / "ray").iterdir()) == names
     for name in names:
         plain, with_ray = (root / "plain" / name).read_text(), (root / "ray" / name).read_text()
         if name.endswith(".json"):
             plain, with_ray = (json.loads(t)["lines"] for t in (plain, with_ray))
         assert with_ray == plain, name
-    assert any((root / "ray" / f"{s.stem}.txt").read_text().strip() for s in SAMPLES)
+    assert any((root / "ray" / f"{s.name}.txt").read_text().strip() for s in SAMPLES)
 
 
 def test_bad_file_is_reported_and_the_batch_goes_on(batch):
@@ -68,7 +68,7 @@ def test_rerun_skips_finished_pages(batch):
     code, err = run([*args, "--out", root / "ray", "--ray"])  # all written: Ray is not even started
     assert code == 0 and "0 pages read" in err and "4 skipped" in err
     assert {p.name: p.stat().st_mtime_ns for p in (root / "ray").iterdir()} == written
-    (root / "ray" / f"{SAMPLES[0].stem}.json").unlink()  # a page left half done is read again
+    (root / "ray" / f"{SAMPLES[0].name}.json").unlink()  # a page left half done is read again
     todo, skipped, total = _plan(args[1:5], root / "ray", ["txt", "json"], Failures(debug=False))
     assert [Path(t["path"]).name for t in todo] == [SAMPLES[0].name] and (skipped, total) == (3, 4)
 
