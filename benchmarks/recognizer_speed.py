@@ -19,12 +19,12 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ocrkit.recognition.buckets import same_shape_batches
+from ocrkit.buckets import same_shape_batches
+from ocrkit.decode.ctc import DECODINGS, HEAD_FILE
+from ocrkit.line_preprocess import LinePreprocess
 from ocrkit.recognition.collate import pad_labels
 from ocrkit.recognition.config import RecognizerConfig
-from ocrkit.recognition.ctc_decoding import DECODINGS, HEAD_FILE
 from ocrkit.recognition.predictor import Recognizer
-from ocrkit.recognition.preprocessing import LinePreprocess
 from ocrkit.recognition.sampler import AspectRatioBatchSampler, padding_fraction, random_batches
 from ocrkit.recognition.task import RecognitionTask
 from ocrkit.recognition.tokenizer import encode_label

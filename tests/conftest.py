@@ -29,8 +29,8 @@ def tiny_detector_dir(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def tiny_recognizer_dir(tmp_path_factory) -> Path:
     """A tiny ViT+TrOCR folder whose special/filler tokens are silenced, so it emits real text."""
+    from ocrkit.line_preprocess import LinePreprocess
     from ocrkit.recognition.model import create_recognizer
-    from ocrkit.recognition.preprocessing import LinePreprocess
     from ocrkit.recognition.tokenizer import build_tokenizer
 
     out = tmp_path_factory.mktemp("tiny_recognizer")

@@ -120,7 +120,7 @@ def test_load_recognizer_errors(tmp_path):
 
 
 def test_preprocess_shapes_and_height_cap():
-    from ocrkit.recognition.preprocessing import LinePreprocess
+    from ocrkit.line_preprocess import LinePreprocess
 
     pre = LinePreprocess(longest=512, max_height=64)
     long_line = np.zeros((30, 900, 3), np.uint8)

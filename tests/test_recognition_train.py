@@ -11,9 +11,9 @@ from ocrkit.config import ConfigError, from_dict, load_config
 from ocrkit.data.lines_dataset import read_manifest, scan_augment
 from ocrkit.engine.trainer import accumulate
 from ocrkit.errors import InputError
+from ocrkit.line_preprocess import LinePreprocess
 from ocrkit.recognition.collate import IGNORE
 from ocrkit.recognition.config import RecognizerConfig
-from ocrkit.recognition.preprocessing import LinePreprocess
 from ocrkit.recognition.sampler import AspectRatioBatchSampler, padding_fraction, random_batches
 from ocrkit.recognition.task import RecognitionTask
 from tools.train_recognizer import main as train_main

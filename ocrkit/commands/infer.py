@@ -11,10 +11,10 @@ import numpy as np
 
 from ocrkit.commands import infer_ray
 from ocrkit.commands.common import Failures, gather_inputs, iter_loaded_pages, output_path, positive_int
+from ocrkit.decode.ctc import DECODINGS
 from ocrkit.document import Page
 from ocrkit.io import PageSource
 from ocrkit.outputs import prepare_out_dir, write_atomic
-from ocrkit.recognition.ctc_decoding import DECODINGS
 
 if TYPE_CHECKING:
     from ocrkit.pipeline import OCR  # imported lazily in run(): torch loads only when a command needs it

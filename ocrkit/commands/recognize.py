@@ -8,12 +8,12 @@ import sys
 from pathlib import Path
 
 from ocrkit.commands.common import Failures, positive_int, set_torch_threads
+from ocrkit.decode.ctc import DECODINGS
 from ocrkit.errors import InputError
 from ocrkit.inputs import collect_inputs
 from ocrkit.io import PageSource, load_page
 from ocrkit.outputs import prepare_out_file, printable, write_atomic
 from ocrkit.pipeline import DEFAULT_RECOGNIZER, resolve_model
-from ocrkit.recognition.ctc_decoding import DECODINGS
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -7,10 +7,10 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ocrkit.decode.ctc import DECODINGS
 from ocrkit.errors import OcrkitError
 from ocrkit.extras import require
 from ocrkit.io import MAX_PIXELS
-from ocrkit.recognition.ctc_decoding import DECODINGS
 
 if TYPE_CHECKING:
     from fastapi import FastAPI

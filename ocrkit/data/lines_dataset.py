@@ -23,7 +23,7 @@ from ocrkit.data.mixing import mixture, parse_sources
 from ocrkit.data.packed import decode_image, is_packed, read_packed_lines
 from ocrkit.errors import InputError
 from ocrkit.io import load_image
-from ocrkit.recognition.preprocessing import LinePreprocess
+from ocrkit.line_preprocess import LinePreprocess
 from ocrkit.recognition.tokenizer import encode_label
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import onnx
 
-from ocrkit.recognition.ctc_decoding import HEAD_FILE
+from ocrkit.decode.ctc import HEAD_FILE
 
 OPSET = 17
 ENCODER = "encoder_model.onnx"

@@ -1,6 +1,6 @@
 """Line recognition: variable-resolution ViT encoder + TrOCR decoder.
 
-Imports torch lazily, so the torch-free runtime can use `ocrkit.recognition.preprocessing`.
+Imports torch lazily: `import ocrkit.recognition` alone stays cheap.
 """
 
 from __future__ import annotations

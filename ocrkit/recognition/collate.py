@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from ocrkit.recognition.preprocessing import LinePreprocess
+from ocrkit.line_preprocess import LinePreprocess
 
 IGNORE = -100  # label value skipped by the loss
 

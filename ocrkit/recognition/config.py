@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ocrkit.config import ConfigError
+from ocrkit.decode.ctc import DECODINGS, HEAD_DECODINGS
+from ocrkit.decode.joint import CTC_ALTERNATIVES
 from ocrkit.engine.settings import TrainSettings
-from ocrkit.recognition.ctc_decoding import DECODINGS, HEAD_DECODINGS
-from ocrkit.recognition.joint import CTC_ALTERNATIVES
 
 
 @dataclass

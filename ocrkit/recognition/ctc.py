@@ -6,7 +6,7 @@ output did not depend on the image. A CTC head on the encoder's patch features, 
 column (left to right, top to bottom inside a column), forces the encoder to make glyph-level
 features in reading order, which the decoder's cross-attention can then use (hybrid CTC/attention
 training, as in speech recognition). The head is saved beside the HF weights (ctc_head.safetensors);
-a model whose ocrkit.json says `decoding: ctc` reads with it (ocrkit/recognition/ctc_decoding.py).
+a model whose ocrkit.json says `decoding: ctc` reads with it (ocrkit/decode/ctc.py).
 """
 
 from __future__ import annotations
@@ -19,9 +19,7 @@ import torch.nn.functional as F
 from safetensors.torch import save_file
 from transformers.modeling_outputs import BaseModelOutput
 
-from ocrkit.errors import ModelError
-from ocrkit.recognition.case_folding import fold_cases
-from ocrkit.recognition.ctc_decoding import (
+from ocrkit.decode.ctc import (
     HEAD_FILE,
     best_path,
     ctc_decode,
@@ -29,14 +27,16 @@ from ocrkit.recognition.ctc_decoding import (
     load_head,
     log_softmax,
 )
-from ocrkit.recognition.decoding import generate_ids
-from ocrkit.recognition.joint import (
+from ocrkit.decode.joint import (
     JointSettings,
     choose,
     joint_candidates,
     sequence_logprobs,
     teacher_forcing_batch,
 )
+from ocrkit.errors import ModelError
+from ocrkit.recognition.case_folding import fold_cases
+from ocrkit.recognition.decoding import generate_ids
 from ocrkit.recognition.tokenizer import decode
 
 HEAD = "ctc_head"
@@ -96,7 +96,7 @@ def read_all(
 ) -> dict[str, list[tuple[str, float]]]:
     """{"ctc", "attention", "joint": [(text, confidence)]} from one encoder pass: the CTC best path, the
     decoder's reading and CTC's second choices are the candidates, the decoder scores them by teacher
-    forcing and ocrkit.recognition.joint picks (the same numpy code as the ONNX runtime). The gate is not
+    forcing and ocrkit.decode.joint picks (the same numpy code as the ONNX runtime). The gate is not
     applied: validation reads every line both ways."""
     with torch.no_grad():
         states, logits, ctc = _encode(model, pixels, head)

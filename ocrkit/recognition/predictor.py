@@ -11,15 +11,15 @@ from transformers import VisionEncoderDecoderModel
 from transformers.utils import logging as hf_logging
 
 from ocrkit.blas import single_thread_blas
+from ocrkit.buckets import same_shape_batches
+from ocrkit.decode.ctc import HEAD_DECODINGS, load_head, model_decoding
+from ocrkit.decode.joint import JointSettings, model_joint_settings
 from ocrkit.errors import ModelError
 from ocrkit.io import check_model_dir
-from ocrkit.recognition.buckets import same_shape_batches
+from ocrkit.line_preprocess import LinePreprocess
 from ocrkit.recognition.ctc import ctc_read, read_joint
-from ocrkit.recognition.ctc_decoding import HEAD_DECODINGS, load_head, model_decoding
 from ocrkit.recognition.decoding import generate
-from ocrkit.recognition.joint import JointSettings, model_joint_settings
 from ocrkit.recognition.model import freeze_unused
-from ocrkit.recognition.preprocessing import LinePreprocess
 from ocrkit.recognition.tokenizer import load_tokenizer
 
 

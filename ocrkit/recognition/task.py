@@ -20,8 +20,11 @@ from torch.utils.data import Dataset, Sampler
 from transformers import VisionEncoderDecoderModel
 from transformers.models.vision_encoder_decoder.modeling_vision_encoder_decoder import shift_tokens_right
 
+from ocrkit.buckets import same_shape_batches
 from ocrkit.data.lines_dataset import LinesDataset
-from ocrkit.recognition.buckets import same_shape_batches
+from ocrkit.decode.ctc import DECODINGS, HEAD_FILE
+from ocrkit.decode.joint import JointSettings
+from ocrkit.line_preprocess import LinePreprocess
 from ocrkit.recognition.case_folding import case_partners, fold_cases
 from ocrkit.recognition.collate import IGNORE, LineCollator
 from ocrkit.recognition.config import RecognizerConfig
@@ -34,12 +37,9 @@ from ocrkit.recognition.ctc import (
     restore_head,
     save_head,
 )
-from ocrkit.recognition.ctc_decoding import DECODINGS, HEAD_FILE
 from ocrkit.recognition.decoding import generate
-from ocrkit.recognition.joint import JointSettings
 from ocrkit.recognition.metrics import ErrorCounts
 from ocrkit.recognition.model import create_recognizer
-from ocrkit.recognition.preprocessing import LinePreprocess
 from ocrkit.recognition.sampler import AspectRatioBatchSampler
 from ocrkit.recognition.tokenizer import build_tokenizer, load_tokenizer
 

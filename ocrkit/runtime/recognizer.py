@@ -11,9 +11,8 @@ import numpy as np
 from tokenizers import Tokenizer
 
 from ocrkit.blas import single_thread_blas
-from ocrkit.errors import ModelError
-from ocrkit.recognition.buckets import same_shape_batches
-from ocrkit.recognition.ctc_decoding import (
+from ocrkit.buckets import same_shape_batches
+from ocrkit.decode.ctc import (
     HEAD_DECODINGS,
     best_path,
     ctc_decode,
@@ -22,14 +21,15 @@ from ocrkit.recognition.ctc_decoding import (
     log_softmax,
     model_decoding,
 )
-from ocrkit.recognition.joint import (
+from ocrkit.decode.joint import (
     choose,
     joint_candidates,
     model_joint_settings,
     sequence_logprobs,
     teacher_forcing_batch,
 )
-from ocrkit.recognition.preprocessing import LinePreprocess
+from ocrkit.errors import ModelError
+from ocrkit.line_preprocess import LinePreprocess
 from ocrkit.runtime.session import create_session
 
 
@@ -102,7 +102,7 @@ class OnnxRecognizer:
         self, hidden: np.ndarray, logits: np.ndarray, ctc_ids: list[list[int]], width: int
     ) -> list[tuple[list[int], float]]:
         """Greedy decoder reading, the CTC reading and CTC's second choices, all scored by both models
-        (recognition.joint)."""
+        (ocrkit.decode.joint)."""
         tokens, _ = self._greedy(hidden, width)
         frames = log_softmax(logits.astype(np.float64))
         candidates = joint_candidates(frames, ctc_ids, tokens, self.blank_id, self.joint.alternatives)

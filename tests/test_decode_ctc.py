@@ -10,14 +10,14 @@ from recognition_data import render_line, write_manifest
 from safetensors.torch import load_file, save_file
 
 from ocrkit.config import ConfigError, load_config
+from ocrkit.decode.ctc import HEAD_FILE, best_path, patch_columns
+from ocrkit.decode.joint import sequence_logprobs, teacher_forcing_batch
 from ocrkit.errors import ModelError
 from ocrkit.export.recognizer import export_recognizer
 from ocrkit.recognition import load_recognizer
 from ocrkit.recognition.config import RecognizerConfig
 from ocrkit.recognition.ctc import restore_head
-from ocrkit.recognition.ctc_decoding import HEAD_FILE, best_path, patch_columns
 from ocrkit.recognition.decoding import generate_ids, max_new_tokens_for
-from ocrkit.recognition.joint import sequence_logprobs, teacher_forcing_batch
 from ocrkit.recognition.task import RecognitionTask
 from ocrkit.runtime import OnnxRecognizer
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ocrkit.recognition.ctc_decoding import log_softmax, prefix_beams
+from ocrkit.decode.ctc import log_softmax, prefix_beams
 
 DEFAULT_CTC_WEIGHT = 0.5  # weight of the CTC log-likelihood; the decoder's gets 1 - weight
 # Decoder confidence (per-token probability of its best candidate) from which a line too dense for the CTC

@@ -5,9 +5,9 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from ocrkit.recognition.buckets import same_shape_batches
-from ocrkit.recognition.ctc_decoding import best_path, log_softmax, prefix_beams
-from ocrkit.recognition.joint import (
+from ocrkit.buckets import same_shape_batches
+from ocrkit.decode.ctc import best_path, log_softmax, prefix_beams
+from ocrkit.decode.joint import (
     CTC_ALTERNATIVES,
     DENSE_TRUST,
     choose,

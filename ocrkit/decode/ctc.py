@@ -19,7 +19,7 @@ import numpy as np
 from ocrkit.errors import ModelError
 
 HEAD_FILE = "ctc_head.safetensors"
-DECODINGS = ("attention", "ctc", "joint")  # joint: ocrkit/recognition/joint.py
+DECODINGS = ("attention", "ctc", "joint")  # joint: ocrkit/decode/joint.py
 HEAD_DECODINGS = ("ctc", "joint")  # the decodings that read the CTC head
 
 
