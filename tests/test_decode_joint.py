@@ -6,12 +6,11 @@ import torch
 import torch.nn.functional as F
 
 from ocrkit.buckets import same_shape_batches
-from ocrkit.decode.ctc import best_path, log_softmax, prefix_beams
+from ocrkit.decode.ctc import best_path, ctc_log_likelihood, log_softmax, prefix_beams
 from ocrkit.decode.joint import (
     CTC_ALTERNATIVES,
     DENSE_TRUST,
     choose,
-    ctc_log_likelihood,
     distinct_candidates,
     joint_candidates,
     model_joint_settings,

@@ -64,8 +64,7 @@ def test_generate_scores_and_budget(tiny, tok):
     assert max_new_tokens_for(512, tiny) == 63  # 32 columns x 3 + 2, capped by 64 decoder positions
     assert max_new_tokens_for(64, tiny) == 14
     preds = generate(tiny, tok, torch.randn(3, 3, 32, 128), max_new_tokens=6)
-    beams = generate(tiny, tok, torch.randn(3, 3, 32, 128), num_beams=2, max_new_tokens=6)
-    for text, score in preds + beams:
+    for text, score in preds:
         assert isinstance(text, str) and 0.0 < score <= 1.0
 
 

@@ -1,4 +1,4 @@
-"""CTC best-path decoding of the encoder's patch columns: numpy only, shared by torch and ONNX inference.
+"""CTC over the encoder's patch columns (best path, prefix beams, alignment likelihoods): numpy only.
 
 Why it exists: a small recognizer trained from scratch on CPU reads with its encoder long before its
 autoregressive decoder stops hallucinating — at step 7 750 of the shipped run, the CTC head scored CER
@@ -80,23 +80,37 @@ def best_path(logits: np.ndarray, blank: int) -> list[tuple[list[int], float]]:
 
 
 def frame_logits(
-    states: np.ndarray, pixel_shape: tuple[int, int], weight: np.ndarray, bias: np.ndarray, patch: int = 16
+    states: np.ndarray, pixel_shape: tuple[int, int], weight: np.ndarray, bias: np.ndarray, patch: int
 ) -> np.ndarray:
-    """Encoder states of a batch of H×W inputs → the CTC head's (B, T, V) logits, frames in reading order."""
+    """Encoder states of a batch of H×W inputs (ViT patches of `patch` pixels) → the CTC head's (B, T, V)
+    logits, frames in reading order."""
     frames = patch_columns(states.astype(np.float32), pixel_shape[0] // patch, pixel_shape[1] // patch)
     return frames @ weight.T + bias
 
 
-def ctc_decode(
-    states: np.ndarray,
-    pixel_shape: tuple[int, int],
-    weight: np.ndarray,
-    bias: np.ndarray,
-    blank: int,
-    patch: int = 16,
-) -> list[tuple[list[int], float]]:
-    """Encoder states of a batch of H×W inputs → best-path token ids and confidence per line."""
-    return best_path(frame_logits(states, pixel_shape, weight, bias, patch), blank)
+def ctc_log_likelihood(frame_logprobs: np.ndarray, target: list[int], blank: int) -> float:
+    """log p(target | frames) summed over all CTC alignments (forward algorithm, log space).
+
+    `frame_logprobs` (T, V) are log-softmaxed; -inf when the target cannot fit into T frames."""
+    states = [blank]
+    for token in target:
+        states += [token, blank]
+    ext = np.asarray(states)
+    # a state may skip the blank before it unless it repeats the previous label (a double letter
+    # needs a blank between its two frames)
+    skip = np.zeros(len(ext), dtype=bool)
+    skip[2:] = (ext[2:] != blank) & (ext[2:] != ext[:-2])
+    alpha = np.full(len(ext), -np.inf)
+    alpha[0] = frame_logprobs[0, blank]
+    if len(ext) > 1:
+        alpha[1] = frame_logprobs[0, ext[1]]
+    for t in range(1, len(frame_logprobs)):
+        stay = alpha
+        step = np.concatenate(([-np.inf], alpha[:-1]))
+        jump = np.full(len(ext), -np.inf)
+        jump[skip] = alpha[:-2][skip[2:]]
+        alpha = np.logaddexp(np.logaddexp(stay, step), jump) + frame_logprobs[t, ext]
+    return float(np.logaddexp(alpha[-1], alpha[-2]) if len(ext) > 1 else alpha[-1])
 
 
 def prefix_beams(

@@ -7,8 +7,8 @@ log-likelihoods of each candidate does (hybrid CTC/attention decoding, as in spe
 because CTC penalises the decoder's fluent hallucinations and the decoder penalises CTC's collapsed
 letters and broken words.
 
-numpy only: the torch and ONNX recognizers score candidates with their own decoder pass and share the
-CTC forward algorithm and the choice made here.
+numpy only: the torch and ONNX recognizers score candidates with their own decoder pass
+(ocrkit.decode.read drives both) and share the CTC forward algorithm and the choice made here.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ocrkit.decode.ctc import log_softmax, prefix_beams
+from ocrkit.decode.ctc import ctc_log_likelihood, log_softmax, prefix_beams
 
 DEFAULT_CTC_WEIGHT = 0.5  # weight of the CTC log-likelihood; the decoder's gets 1 - weight
 # Decoder confidence (per-token probability of its best candidate) from which a line too dense for the CTC
@@ -63,37 +63,12 @@ def model_joint_settings(model_dir: str | Path) -> JointSettings:
     )
 
 
-def ctc_log_likelihood(frame_logprobs: np.ndarray, target: list[int], blank: int) -> float:
-    """log p(target | frames) summed over all CTC alignments (forward algorithm, log space).
-
-    `frame_logprobs` (T, V) are log-softmaxed; -inf when the target cannot fit into T frames."""
-    states = [blank]
-    for token in target:
-        states += [token, blank]
-    ext = np.asarray(states)
-    # a state may skip the blank before it unless it repeats the previous label (a double letter
-    # needs a blank between its two frames)
-    skip = np.zeros(len(ext), dtype=bool)
-    skip[2:] = (ext[2:] != blank) & (ext[2:] != ext[:-2])
-    alpha = np.full(len(ext), -np.inf)
-    alpha[0] = frame_logprobs[0, blank]
-    if len(ext) > 1:
-        alpha[1] = frame_logprobs[0, ext[1]]
-    for t in range(1, len(frame_logprobs)):
-        stay = alpha
-        step = np.concatenate(([-np.inf], alpha[:-1]))
-        jump = np.full(len(ext), -np.inf)
-        jump[skip] = alpha[:-2][skip[2:]]
-        alpha = np.logaddexp(np.logaddexp(stay, step), jump) + frame_logprobs[t, ext]
-    return float(np.logaddexp(alpha[-1], alpha[-2]) if len(ext) > 1 else alpha[-1])
-
-
 def ctc_scores(
     frame_logprobs: np.ndarray, candidates: list[list[int]], blank: int, refit: bool = True
 ) -> list[float]:
     """CTC log-likelihood of each candidate reading of one line.
 
-    The head has two frames per 16-px patch column, so a line set in a narrow face (more than about one
+    The head has two frames per patch column, so a line set in a narrow face (more than about one
     character per frame once blanks between double letters count) cannot be aligned at all: -inf then says
     nothing about the reading, only about the geometry, and made joint decoding keep CTC's collapsed
     reading over a correct decoder reading (600 synthetic validation lines: joint 0.234, decoder alone

@@ -12,14 +12,12 @@ if TYPE_CHECKING:
     from ocrkit.recognition.predictor import Recognizer
 
 
-def load_recognizer(
-    model_dir: str | Path, num_beams: int = 1, device: str = "cpu", decoding: str | None = None
-) -> Recognizer:
+def load_recognizer(model_dir: str | Path, device: str = "cpu", decoding: str | None = None) -> Recognizer:
     """A Recognizer from a model folder (HF files + ocrkit.json); ModelError if missing or corrupt.
     `decoding` (attention | ctc | joint) overrides the folder's own choice."""
     from ocrkit.recognition.predictor import Recognizer
 
-    recognizer = Recognizer.load(model_dir, num_beams=num_beams, decoding=decoding)
+    recognizer = Recognizer.load(model_dir, decoding=decoding)
     recognizer.model.to(device)
     return recognizer
 

@@ -1,4 +1,4 @@
-"""Recognizer = preprocessing (ocrkit.json) + VisionEncoderDecoder + greedy/beam or CTC decoding."""
+"""Recognizer = preprocessing (ocrkit.json) + VisionEncoderDecoder in torch, read by ocrkit.decode."""
 
 from __future__ import annotations
 
@@ -10,40 +10,38 @@ from safetensors import SafetensorError
 from transformers import VisionEncoderDecoderModel
 from transformers.utils import logging as hf_logging
 
-from ocrkit.blas import single_thread_blas
-from ocrkit.buckets import same_shape_batches
 from ocrkit.decode.ctc import HEAD_DECODINGS, load_head, model_decoding
 from ocrkit.decode.joint import JointSettings, model_joint_settings
+from ocrkit.decode.read import read_crops
 from ocrkit.errors import ModelError
 from ocrkit.io import check_model_dir
 from ocrkit.line_preprocess import LinePreprocess
-from ocrkit.recognition.ctc import ctc_read, read_joint
-from ocrkit.recognition.decoding import generate
 from ocrkit.recognition.model import freeze_unused
-from ocrkit.recognition.tokenizer import load_tokenizer
+from ocrkit.recognition.tokenizer import decode, load_tokenizer
+from ocrkit.recognition.torch_backend import TorchBackend
 
 
 class Recognizer:
-    """Reads text-line crops, batched by identical padded shape (the model reads batch padding badly)."""
+    """Reads text-line crops with the TrOCR decoder, the CTC head, or both rescored (joint)."""
 
     def __init__(
         self,
         model: VisionEncoderDecoderModel,
         tokenizer,
         preprocess: LinePreprocess,
-        num_beams: int = 1,
         ctc_head: tuple[np.ndarray, np.ndarray] | None = None,
         joint: JointSettings | None = None,
     ) -> None:
         self.model = model.eval()
         self.tokenizer = tokenizer
         self.preprocess = preprocess
-        self.num_beams = num_beams
         self.ctc_head = ctc_head  # (weight, bias): decode with the CTC head instead of the TrOCR decoder
         self.joint = joint  # set: rescore both decoders' readings (joint decoding)
+        self.decoding = "attention" if ctc_head is None else "ctc" if joint is None else "joint"
+        self.backend = TorchBackend(self.model, ctc_head)
 
     @classmethod
-    def load(cls, model_dir: str | Path, num_beams: int = 1, decoding: str | None = None) -> Recognizer:
+    def load(cls, model_dir: str | Path, decoding: str | None = None) -> Recognizer:
         """`decoding` overrides the folder's ocrkit.json choice (attention | ctc | joint)."""
         model_dir = check_model_dir(model_dir)
         preprocess = LinePreprocess.load(model_dir)
@@ -60,27 +58,10 @@ class Recognizer:
         finally:
             hf_logging.set_verbosity(verbosity)
         freeze_unused(model)
-        return cls(model, tokenizer, preprocess, num_beams, ctc_head, joint)
+        return cls(model, tokenizer, preprocess, ctc_head, joint)
 
     @torch.inference_mode()
     def recognize(self, crops: list[np.ndarray], batch_size: int = 16) -> list[tuple[str, float]]:
         """Line crops (HxW[xC] arrays) → [(text, confidence in 0..1)] in input order."""
-        if not crops:
-            return []
-        images = [self.preprocess.apply(c) for c in crops]
-        shapes = [im.shape[:2] for im in images]
-        results: list[tuple[str, float] | None] = [None] * len(images)
-        device = next(self.model.parameters()).device
-        with single_thread_blas():
-            for batch in same_shape_batches(shapes, batch_size):
-                pixels = torch.from_numpy(self.preprocess.batch([images[i] for i in batch])).to(device)
-                for i, pred in zip(batch, self._decode(pixels), strict=True):
-                    results[i] = pred
-        return results  # type: ignore[return-value]
-
-    def _decode(self, pixels: torch.Tensor) -> list[tuple[str, float]]:
-        if self.ctc_head is None:
-            return generate(self.model, self.tokenizer, pixels, self.num_beams)
-        if self.joint is not None:
-            return read_joint(self.model, self.tokenizer, pixels, self.ctc_head, self.joint, self.num_beams)
-        return ctc_read(self.model, self.tokenizer, pixels, self.ctc_head)
+        readings = read_crops(self.backend, self.preprocess, crops, self.decoding, self.joint, batch_size)
+        return [(decode(self.tokenizer, ids), conf) for ids, conf in readings]

@@ -24,6 +24,7 @@ from ocrkit.buckets import same_shape_batches
 from ocrkit.data.lines_dataset import LinesDataset
 from ocrkit.decode.ctc import DECODINGS, HEAD_FILE
 from ocrkit.decode.joint import JointSettings
+from ocrkit.decode.read import read, read_all
 from ocrkit.line_preprocess import LinePreprocess
 from ocrkit.recognition.case_folding import case_partners, fold_cases
 from ocrkit.recognition.collate import IGNORE, LineCollator
@@ -33,15 +34,14 @@ from ocrkit.recognition.ctc import (
     add_ctc_head,
     ctc_loss,
     head_arrays,
-    read_all,
     restore_head,
     save_head,
 )
-from ocrkit.recognition.decoding import generate
 from ocrkit.recognition.metrics import ErrorCounts
-from ocrkit.recognition.model import create_recognizer
+from ocrkit.recognition.model import PATCH, create_recognizer
 from ocrkit.recognition.sampler import AspectRatioBatchSampler
-from ocrkit.recognition.tokenizer import build_tokenizer, load_tokenizer
+from ocrkit.recognition.tokenizer import build_tokenizer, decode, load_tokenizer
+from ocrkit.recognition.torch_backend import TorchBackend
 
 _NO_DECAY = ("bias", "norm", "position_embeddings", "cls_token", "embed_positions", "embed_tokens")
 
@@ -52,7 +52,7 @@ class RecognitionTask:
         d, m = config.data, config.model
         self.preprocess = LinePreprocess(
             longest=d.longest,
-            divisor=16,
+            divisor=PATCH,
             max_height=d.max_height,
             grayscale=d.grayscale,
             pad_value=d.pad_value,
@@ -195,18 +195,22 @@ class RecognitionTask:
         cer_joint) from one encoder pass."""
         data = self.val_dataset()
         model = _unwrap(model)
-        device = next(model.parameters()).device
         head = head_arrays(model)
         m = self.config.model
         joint = JointSettings(m.joint_ctc_weight, alternatives=m.joint_alternatives)  # ungated: read all
         names = ("attention",) if head is None else DECODINGS
         counts = {name: ErrorCounts() for name in names}
+        backend = TorchBackend(model, head)
         for batch_ids in same_shape_batches(data.padded_shapes(), self.config.data.eval_batch_size):
-            pixels = self.collate([data[i] for i in batch_ids])["pixel_values"].to(device)
+            pixels = self.collate([data[i] for i in batch_ids])["pixel_values"].numpy()
             if head is None:
-                readings = {"attention": generate(model, self.tokenizer, pixels)}
+                found = {"attention": read(backend, pixels, "attention")}
             else:
-                readings = read_all(model, self.tokenizer, pixels, head, joint)
+                found = read_all(backend, pixels, joint)
+            readings = {
+                name: [(decode(self.tokenizer, ids), conf) for ids, conf in decoded]
+                for name, decoded in found.items()
+            }
             for name in names:
                 for i, (text, _) in zip(batch_ids, readings[name], strict=True):
                     rec = data.records[i]

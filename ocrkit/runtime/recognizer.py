@@ -4,30 +4,14 @@ rescored (joint), in numpy."""
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 
 import numpy as np
 from tokenizers import Tokenizer
 
-from ocrkit.blas import single_thread_blas
-from ocrkit.buckets import same_shape_batches
-from ocrkit.decode.ctc import (
-    HEAD_DECODINGS,
-    best_path,
-    ctc_decode,
-    frame_logits,
-    load_head,
-    log_softmax,
-    model_decoding,
-)
-from ocrkit.decode.joint import (
-    choose,
-    joint_candidates,
-    model_joint_settings,
-    sequence_logprobs,
-    teacher_forcing_batch,
-)
+from ocrkit.decode.ctc import HEAD_DECODINGS, frame_logits, load_head, log_softmax, model_decoding
+from ocrkit.decode.joint import model_joint_settings
+from ocrkit.decode.read import read_crops
 from ocrkit.errors import ModelError
 from ocrkit.line_preprocess import LinePreprocess
 from ocrkit.runtime.session import create_session
@@ -45,23 +29,21 @@ class OnnxRecognizer:
     ) -> None:
         folder = Path(folder)
         self.prep = LinePreprocess.load(folder)
-        settings = json.loads((folder / "ocrkit.json").read_text(encoding="utf-8"))
         config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
         self.start_id = int(config["decoder_start_token_id"])
         self.eos_id = int(config["eos_token_id"])
         self.blank_id = int(config.get("pad_token_id", config["decoder"]["pad_token_id"]))
-        decoding = model_decoding(folder, decoding)
-        self.ctc_head = load_head(folder) if decoding in HEAD_DECODINGS else None
-        self.joint = model_joint_settings(folder) if decoding == "joint" else None
-        # the same token budget as ocrkit.recognition.decoding.max_new_tokens_for
-        self.chars_per_patch = float(settings.get("chars_per_patch", 3.0))
+        self.patch = int(config["encoder"]["patch_size"])
+        self.decoding = model_decoding(folder, decoding)
+        self.ctc_head = load_head(folder) if self.decoding in HEAD_DECODINGS else None
+        self.joint = model_joint_settings(folder) if self.decoding == "joint" else None
         self.max_positions = int(config["decoder"]["max_position_embeddings"])
         tokenizer_file = folder / "tokenizer.json"
         if not tokenizer_file.is_file():
             raise ModelError(folder, "tokenizer.json is missing")
         self.tokenizer = Tokenizer.from_file(str(tokenizer_file))
         self.encoder = create_session(folder / "encoder_model.onnx", threads, opt_level)
-        if decoding == "ctc":
+        if self.decoding == "ctc":
             return  # the CTC head reads the encoder's output: no decoder sessions needed
         self.decoder = create_session(folder / "decoder_model.onnx", threads, opt_level)
         self.decoder_past = create_session(folder / "decoder_with_past_model.onnx", threads, opt_level)
@@ -70,58 +52,24 @@ class OnnxRecognizer:
         ]
 
     def recognize(self, crops: list[np.ndarray], batch_size: int = 16) -> list[tuple[str, float]]:
-        images = [self.prep.apply(c) for c in crops]
-        results: list[tuple[str, float]] = [("", 0.0)] * len(images)
-        with single_thread_blas():
-            for batch in same_shape_batches([im.shape[:2] for im in images], batch_size):
-                pixels = self.prep.batch([images[i] for i in batch])
-                for i, res in zip(batch, self._decode(pixels), strict=True):
-                    results[i] = res
-        return results
+        readings = read_crops(self, self.prep, crops, self.decoding, self.joint, batch_size)
+        return [(self.tokenizer.decode(ids, skip_special_tokens=True), conf) for ids, conf in readings]
 
-    def _decode(self, pixels: np.ndarray) -> list[tuple[str, float]]:
+    # -- ocrkit.decode.read.RecognizerBackend ---------------------------------------------------------
+    def encode(self, pixels: np.ndarray) -> np.ndarray:
         (hidden,) = self.encoder.run(["last_hidden_state"], {"pixel_values": pixels})
-        if self.ctc_head is not None and self.joint is None:
-            decoded = ctc_decode(hidden, pixels.shape[2:], *self.ctc_head, self.blank_id, self.prep.divisor)
-            return [(self._text(ids), conf) for ids, conf in decoded]
-        if self.joint is None:
-            tokens, confidences = self._greedy(hidden, pixels.shape[3])
-            return [(self._text(ids), conf) for ids, conf in zip(tokens, confidences, strict=True)]
-        logits = frame_logits(hidden, pixels.shape[2:], *self.ctc_head, self.prep.divisor)
-        picked = best_path(logits, self.blank_id)
-        unsure = self.joint.unsure([conf for _, conf in picked])
-        if unsure:
-            rescored = self._rescore(
-                hidden[unsure], logits[unsure], [picked[i][0] for i in unsure], pixels.shape[3]
-            )
-            for i, pick in zip(unsure, rescored, strict=True):
-                picked[i] = pick
-        return [(self._text(ids), conf) for ids, conf in picked]
+        return hidden
 
-    def _rescore(
-        self, hidden: np.ndarray, logits: np.ndarray, ctc_ids: list[list[int]], width: int
-    ) -> list[tuple[list[int], float]]:
-        """Greedy decoder reading, the CTC reading and CTC's second choices, all scored by both models
-        (ocrkit.decode.joint)."""
-        tokens, _ = self._greedy(hidden, width)
-        frames = log_softmax(logits.astype(np.float64))
-        candidates = joint_candidates(frames, ctc_ids, tokens, self.blank_id, self.joint.alternatives)
-        inputs, targets, mask, owners = teacher_forcing_batch(
-            candidates, self.start_id, self.eos_id, self.blank_id, self.max_positions
-        )
-        feed = {"input_ids": inputs, "encoder_hidden_states": hidden[owners]}
-        (scored,) = self.decoder.run(["logits"], feed)
-        attention = sequence_logprobs(scored, targets, mask, owners, len(candidates))
-        return choose(frames, candidates, attention, self.blank_id, self.joint.ctc_weight)
+    def ctc_logits(self, states: np.ndarray, pixel_shape: tuple[int, int]) -> np.ndarray:
+        return frame_logits(states, pixel_shape, *self.ctc_head, self.patch)
 
-    def _text(self, ids: list[int]) -> str:
-        return self.tokenizer.decode(ids, skip_special_tokens=True)
+    def score(self, states: np.ndarray, input_ids: np.ndarray) -> np.ndarray:
+        (logits,) = self.decoder.run(["logits"], {"input_ids": input_ids, "encoder_hidden_states": states})
+        return logits
 
-    def _greedy(self, hidden: np.ndarray, width: int) -> tuple[list[list[int]], list[float]]:
+    def greedy(self, hidden: np.ndarray, max_new_tokens: int) -> tuple[list[list[int]], list[float]]:
         """KV-cache greedy decoding → (token ids without </s>, exp(mean token log-prob, </s> included))."""
         n = hidden.shape[0]
-        budget = math.ceil(width / self.prep.divisor * self.chars_per_patch) + 2
-        max_new = max(2, min(budget, self.max_positions - 1))
         ids = np.full((n, 1), self.start_id, dtype=np.int64)
         outputs = self.decoder.run(None, {"input_ids": ids, "encoder_hidden_states": hidden})
         names = [o.name for o in self.decoder.get_outputs()]
@@ -133,7 +81,7 @@ class OnnxRecognizer:
         tokens: list[list[int]] = [[] for _ in range(n)]
         logprob = np.zeros(n, dtype=np.float64)
         done = np.zeros(n, dtype=bool)
-        for _ in range(max_new):
+        for _ in range(max_new_tokens):
             lp = log_softmax(logits.astype(np.float64))
             nxt = lp.argmax(-1)
             for b in np.nonzero(~done)[0]:
