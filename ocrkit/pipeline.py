@@ -12,6 +12,7 @@ from ocrkit.document import Line, Page
 from ocrkit.errors import InputError, ModelError, OcrkitError
 from ocrkit.inputs import collect_inputs
 from ocrkit.io import PageSource, load_page
+from ocrkit.model_folder import has_spec
 from ocrkit.reading_order import reading_order
 
 MODELS_DIR = Path(__file__).parent / "models"
@@ -27,7 +28,7 @@ def resolve_model(path: str | Path | None, default: Path, kind: str) -> Path:
     """A user-given folder, or the shipped default (with a clear message when it is not installed)."""
     if path is not None:
         return Path(path)
-    if not (default / "ocrkit.json").is_file():
+    if not has_spec(default):
         raise ModelError(default, f"no default {kind} model installed yet; pass --{kind[:3]}-model DIR")
     return default
 

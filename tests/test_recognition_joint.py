@@ -5,6 +5,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from ocrkit.model_folder import RecognizerSpec, write_spec
 from ocrkit.recognition.buckets import same_shape_batches
 from ocrkit.recognition.ctc_decoding import best_path, log_softmax, prefix_beams
 from ocrkit.recognition.joint import (
@@ -144,8 +145,8 @@ def test_joint_candidates_add_ctc_second_choices_without_duplicates():
 
 
 def test_model_folder_sets_the_number_of_ctc_alternatives(tmp_path):
-    (tmp_path / "ocrkit.json").write_text('{"joint_gate": 0.9}')
+    write_spec(tmp_path, RecognizerSpec(joint_gate=0.9))
     assert model_joint_settings(tmp_path).alternatives == CTC_ALTERNATIVES
-    (tmp_path / "ocrkit.json").write_text('{"joint_gate": null, "joint_alternatives": 0}')
+    write_spec(tmp_path, RecognizerSpec(joint_alternatives=0))
     settings = model_joint_settings(tmp_path)
     assert settings.alternatives == 0 and settings.gate is None

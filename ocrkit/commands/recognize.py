@@ -24,7 +24,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--decoding",
         choices=DECODINGS,
-        help="override the model's decoder (ocrkit.json `decoding`)",
+        help="override the decoder the model's settings choose",
     )
     p.add_argument("--batch-size", type=positive_int, default=32)
     p.add_argument("--device", default="cpu")

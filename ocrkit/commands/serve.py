@@ -23,7 +23,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--backend", choices=("onnx", "torch"), default="onnx")
     p.add_argument("--det-model", type=Path, help="detector folder (default: the shipped model)")
     p.add_argument("--rec-model", type=Path, help="recognizer folder (default: the shipped model)")
-    p.add_argument("--decoding", choices=DECODINGS, help="override the recognizer's decoder (ocrkit.json)")
+    p.add_argument("--decoding", choices=DECODINGS, help="override the recognizer's own decoder")
     p.add_argument("--workers", type=int, default=1, help="requests read at once, sharing one model copy")
     p.add_argument("--queue", type=int, default=8, help="requests that may wait; more get 503 (default 8)")
     p.add_argument("--threads", type=int, help="CPU threads per request (default: library default)")

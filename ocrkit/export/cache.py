@@ -16,6 +16,8 @@ import tempfile
 import warnings
 from pathlib import Path
 
+from ocrkit.model_folder import has_spec, spec_path
+
 
 def cache_root() -> Path:
     """$OCRKIT_CACHE, else $XDG_CACHE_HOME/ocrkit, else ~/.cache/ocrkit."""
@@ -26,9 +28,9 @@ def cache_root() -> Path:
 
 
 def weights_digest(model_dir: Path) -> str:
-    """Short content hash of a model folder's safetensors and ocrkit.json."""
+    """Short content hash of a model folder's safetensors and settings."""
     digest = hashlib.sha256()
-    for path in sorted(model_dir.glob("*.safetensors")) + [model_dir / "ocrkit.json"]:
+    for path in sorted(model_dir.glob("*.safetensors")) + [spec_path(model_dir)]:
         digest.update(path.name.encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()[:16]
@@ -41,7 +43,7 @@ def cached_onnx_export(model_dir: Path, kind: str) -> Path:
     never leaves a half-written folder that would be mistaken for a finished one.
     """
     target = cache_root() / "onnx" / f"{kind}-{weights_digest(model_dir)}"
-    if (target / "ocrkit.json").is_file():
+    if has_spec(target):
         return target
     from ocrkit.export.detector import export_detector
     from ocrkit.export.recognizer import export_recognizer
@@ -56,7 +58,7 @@ def cached_onnx_export(model_dir: Path, kind: str) -> Path:
         try:
             scratch.rename(target)
         except OSError:  # another process finished the same export first
-            if not (target / "ocrkit.json").is_file():
+            if not has_spec(target):
                 raise
     finally:
         shutil.rmtree(scratch, ignore_errors=True)

@@ -1,4 +1,4 @@
-"""Recognizer = preprocessing (ocrkit.json) + VisionEncoderDecoder + greedy/beam or CTC decoding."""
+"""Recognizer = preprocessing (the folder's settings) + VisionEncoderDecoder + greedy/beam or CTC decoding."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from transformers.utils import logging as hf_logging
 
 from ocrkit.blas import single_thread_blas
 from ocrkit.errors import ModelError
-from ocrkit.io import check_model_dir
+from ocrkit.model_folder import check_folder
 from ocrkit.recognition.buckets import same_shape_batches
 from ocrkit.recognition.ctc import ctc_read, read_joint
 from ocrkit.recognition.ctc_decoding import HEAD_DECODINGS, load_head, model_decoding
@@ -44,9 +44,9 @@ class Recognizer:
 
     @classmethod
     def load(cls, model_dir: str | Path, num_beams: int = 1, decoding: str | None = None) -> Recognizer:
-        """`decoding` overrides the folder's ocrkit.json choice (attention | ctc | joint)."""
-        model_dir = check_model_dir(model_dir)
-        preprocess = LinePreprocess.load(model_dir)
+        """`decoding` overrides the folder's own choice (attention | ctc | joint)."""
+        model_dir = Path(model_dir)
+        preprocess = check_folder(model_dir, "recognizer").preprocess
         decoding = model_decoding(model_dir, decoding)
         ctc_head = load_head(model_dir) if decoding in HEAD_DECODINGS else None
         joint = model_joint_settings(model_dir) if decoding == "joint" else None

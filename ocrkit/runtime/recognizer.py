@@ -12,6 +12,7 @@ from tokenizers import Tokenizer
 
 from ocrkit.blas import single_thread_blas
 from ocrkit.errors import ModelError
+from ocrkit.model_folder import check_folder
 from ocrkit.recognition.buckets import same_shape_batches
 from ocrkit.recognition.ctc_decoding import (
     HEAD_DECODINGS,
@@ -29,7 +30,6 @@ from ocrkit.recognition.joint import (
     sequence_logprobs,
     teacher_forcing_batch,
 )
-from ocrkit.recognition.preprocessing import LinePreprocess
 from ocrkit.runtime.session import create_session
 
 
@@ -44,8 +44,8 @@ class OnnxRecognizer:
         decoding: str | None = None,
     ) -> None:
         folder = Path(folder)
-        self.prep = LinePreprocess.load(folder)
-        settings = json.loads((folder / "ocrkit.json").read_text(encoding="utf-8"))
+        spec = check_folder(folder, "recognizer")
+        self.prep = spec.preprocess
         config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
         self.start_id = int(config["decoder_start_token_id"])
         self.eos_id = int(config["eos_token_id"])
@@ -54,7 +54,7 @@ class OnnxRecognizer:
         self.ctc_head = load_head(folder) if decoding in HEAD_DECODINGS else None
         self.joint = model_joint_settings(folder) if decoding == "joint" else None
         # the same token budget as ocrkit.recognition.decoding.max_new_tokens_for
-        self.chars_per_patch = float(settings.get("chars_per_patch", 3.0))
+        self.chars_per_patch = 3.0 if spec.chars_per_patch is None else spec.chars_per_patch
         self.max_positions = int(config["decoder"]["max_position_embeddings"])
         tokenizer_file = folder / "tokenizer.json"
         if not tokenizer_file.is_file():
