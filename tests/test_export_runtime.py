@@ -137,10 +137,13 @@ def test_onnx_backend_exports_the_default_models_once(
     tiny_detector_dir, tiny_recognizer_dir, tmp_path, monkeypatch
 ):
     """`--backend onnx` with no model folders exports the shipped torch defaults into the cache once."""
-    from ocrkit import OCR, pipeline
+    from ocrkit import OCR, zoo
 
-    monkeypatch.setattr(pipeline, "DEFAULT_DETECTOR", tiny_detector_dir)
-    monkeypatch.setattr(pipeline, "DEFAULT_RECOGNIZER", tiny_recognizer_dir)
+    shipped = tmp_path / "models"
+    shipped.mkdir()
+    (shipped / "detector").symlink_to(tiny_detector_dir)
+    (shipped / "recognizer").symlink_to(tiny_recognizer_dir)
+    monkeypatch.setattr(zoo, "MODELS_DIR", shipped)
     monkeypatch.setenv("OCRKIT_CACHE", str(tmp_path))
     page = (np.random.default_rng(2).random((200, 300, 3)) * 255).astype(np.uint8)
     first = OCR(backend="onnx", threads=1).read_array(page)

@@ -19,8 +19,8 @@ from ocrkit.model_folder import (
     with_settings,
     write_spec,
 )
-from ocrkit.pipeline import MODELS_DIR
 from ocrkit.recognition.preprocessing import LinePreprocess
+from ocrkit.zoo import MODELS_DIR
 
 DETECTOR = DetectorSpec(960, "d_fine", 32, True, PostConfig(0.4, 0.5, 0.8, 300))
 RECOGNIZER = RecognizerSpec(

@@ -9,17 +9,17 @@ import torch
 from safetensors import safe_open
 from safetensors.torch import load_file, save_file
 
-from ocrkit import pipeline
+from ocrkit import pipeline, zoo
 from ocrkit.io import load_image
 from ocrkit.model_folder import SETTINGS_NAME, RecognizerSpec, read_spec, write_spec
 
-SAMPLE = pipeline.MODELS_DIR.parent.parent / "samples" / "synthetic_receipt.jpg"
+SAMPLE = zoo.MODELS_DIR.parent.parent / "samples" / "synthetic_receipt.jpg"
 BUDGET_MB = {"detector": 20, "recognizer": 40}
 
 
 @pytest.mark.parametrize("kind", ["detector", "recognizer"])
 def test_shipped_folder_is_complete_fp16_and_small(kind):
-    folder = pipeline.MODELS_DIR / kind
+    folder = zoo.MODELS_DIR / kind
     for name in ("config.json", SETTINGS_NAME, "model.safetensors", "MODEL_CARD.md"):
         assert (folder / name).is_file(), f"{folder / name} missing"
     spec = read_spec(folder, kind)
@@ -47,7 +47,7 @@ def test_ship_model_casts_to_fp16_and_overrides_inference_settings(tmp_path):
     src.mkdir()
     save_file({"w": torch.full((3,), 1 / 3), "step": torch.tensor([7])}, str(src / "model.safetensors"))
     write_spec(src, RecognizerSpec(decoding="joint", extra={"note": "kept"}))
-    tool = pipeline.MODELS_DIR.parent.parent / "tools" / "ship_model.py"
+    tool = zoo.MODELS_DIR.parent.parent / "tools" / "ship_model.py"
     cmd = [sys.executable, str(tool), str(src), str(dst), "--set", "joint_gate=0.9"]
     subprocess.run(cmd, check=True, capture_output=True, timeout=120)
     weights = load_file(str(dst / "model.safetensors"))

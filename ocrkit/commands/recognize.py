@@ -7,12 +7,12 @@ import json
 import sys
 from pathlib import Path
 
+from ocrkit import zoo
 from ocrkit.commands.common import Failures, positive_int, set_torch_threads
 from ocrkit.errors import InputError
 from ocrkit.inputs import collect_inputs
 from ocrkit.io import PageSource, load_page
 from ocrkit.outputs import prepare_out_file, printable, write_atomic
-from ocrkit.pipeline import DEFAULT_RECOGNIZER, resolve_model
 from ocrkit.recognition.ctc_decoding import DECODINGS
 
 
@@ -87,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
         return failures.exit_code(total)
     set_torch_threads(args.threads)
     recognizer = load_recognizer(
-        resolve_model(args.rec_model, DEFAULT_RECOGNIZER, "recognizer"),
+        zoo.resolve(args.rec_model, "recognizer"),
         device=args.device,
         decoding=args.decoding,
     )

@@ -37,7 +37,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def build_app(args: argparse.Namespace) -> FastAPI:
     """Load the models once and wrap them in the service."""
-    from ocrkit.pipeline import DEFAULT_DETECTOR, DEFAULT_RECOGNIZER, OCR, resolve_model
+    from ocrkit import zoo
+    from ocrkit.pipeline import OCR
     from ocrkit.serve.app import create_app, describe_models
     from ocrkit.serve.uploads import Limits
 
@@ -52,9 +53,7 @@ def build_app(args: argparse.Namespace) -> FastAPI:
         decoding=args.decoding,
     )
     models = describe_models(
-        resolve_model(args.det_model, DEFAULT_DETECTOR, "detector"),
-        resolve_model(args.rec_model, DEFAULT_RECOGNIZER, "recognizer"),
-        args.backend,
+        zoo.resolve(args.det_model, "detector"), zoo.resolve(args.rec_model, "recognizer"), args.backend
     )
     limits = Limits(int(args.max_upload_mb * 1024 * 1024), args.max_pixels, args.max_pages)
     return create_app(ocr, models, limits, workers=args.workers, queue=args.queue)
