@@ -68,11 +68,12 @@ Spec = DetectorSpec | RecognizerSpec
 
 
 def spec_path(folder: str | Path) -> Path:
-    """Where a folder's settings live (for hashing or copying the file as a whole)."""
+    """Where a folder's settings live (to hash them with the weights as the folder's version)."""
     return Path(folder) / SETTINGS_NAME
 
 
 def has_spec(folder: str | Path) -> bool:
+    """Whether `folder` holds settings at all (a finished export, an installed model), unvalidated."""
     return spec_path(folder).is_file()
 
 

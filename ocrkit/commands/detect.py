@@ -28,7 +28,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("detect", help="find text-line boxes on pages (images, folders, PDFs)")
     p.add_argument("paths", nargs="+", metavar="PATH")
     p.add_argument("--out", type=Path, required=True, help="output folder: <name>.json per page")
-    p.add_argument("--det-model", type=Path, help="detector folder (default: the shipped model)")
+    p.add_argument("--det-model", type=Path, help="detector folder or shipped name (default: detector)")
     p.add_argument("--crops", action="store_true", help="also write line crops and lines.jsonl")
     p.add_argument("--device", default="cpu")
     p.add_argument("--threads", type=positive_int, help="CPU threads (default: all cores)")

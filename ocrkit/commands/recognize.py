@@ -20,7 +20,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("recognize", help="read line images (each image is one text line)")
     p.add_argument("paths", nargs="+", metavar="IMAGES_OR_MANIFEST", help="images, folders, or lines.jsonl")
     p.add_argument("--out", type=Path, help="output JSONL (default: stdout)")
-    p.add_argument("--rec-model", type=Path, help="recognizer folder (default: the shipped model)")
+    p.add_argument("--rec-model", type=Path, help="recognizer folder or shipped name (default: recognizer)")
     p.add_argument(
         "--decoding",
         choices=DECODINGS,
