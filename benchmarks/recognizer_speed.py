@@ -22,6 +22,7 @@ import torch
 from ocrkit.buckets import same_shape_batches
 from ocrkit.decode.ctc import DECODINGS, HEAD_FILE
 from ocrkit.line_preprocess import LinePreprocess
+from ocrkit.model_folder import read_spec
 from ocrkit.recognition.collate import pad_labels
 from ocrkit.recognition.config import RecognizerConfig
 from ocrkit.recognition.predictor import Recognizer
@@ -124,7 +125,7 @@ def main() -> None:
     parser.add_argument("--padding", metavar="MANIFEST", help="only report batch padding of a lines.jsonl")
     args = parser.parse_args()
     if args.padding:
-        preprocess = LinePreprocess.load(args.model) if args.model else LinePreprocess()
+        preprocess = read_spec(args.model, "recognizer").preprocess if args.model else LinePreprocess()
         padding_report(args.padding, preprocess, args.batch_size)
         return
     torch.set_num_threads(args.threads)
@@ -133,9 +134,9 @@ def main() -> None:
 
     config = RecognizerConfig()
     config.model.size = args.size
-    if args.model:  # its own geometry (ocrkit.json), not the config defaults
+    if args.model:  # its own geometry (the folder's settings), not the config defaults
         config.model.pretrained = args.model
-        trained = LinePreprocess.load(args.model)
+        trained = read_spec(args.model, "recognizer").preprocess
         config.data.longest, config.data.max_height = trained.longest, trained.max_height
     task = RecognitionTask(config)
     model = task.build_model()

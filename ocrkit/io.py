@@ -204,16 +204,3 @@ def load_page(source: PageSource) -> np.ndarray:
     if source.is_pdf:
         return load_pdf_page(source.path, source.page)
     return load_image(source.path, page=source.page)
-
-
-def check_model_dir(path: str | Path, required: tuple[str, ...] = ("config.json", "ocrkit.json")) -> Path:
-    """Fail early with a clear message if a model folder lacks its files."""
-    path = Path(path)
-    if not path.is_dir():
-        raise ModelError(path, "model folder not found")
-    missing = [name for name in required if not (path / name).is_file()]
-    if not any(path.glob("*.safetensors")):
-        missing.append("model.safetensors")
-    if missing:
-        raise ModelError(path, f"model folder is missing {', '.join(missing)}")
-    return path

@@ -1,22 +1,18 @@
 """Line-crop preprocessing shared by training, evaluation, torch and ONNX inference.
 
 numpy/OpenCV only (no torch) so the torch-free runtime can import it. The settings travel with the
-model in ocrkit.json, so inference can never resize differently from training.
+model in the folder's settings (ocrkit.model_folder), so inference can never resize differently from
+training.
 """
 
 from __future__ import annotations
 
-import json
-from dataclasses import asdict, dataclass, fields
-from pathlib import Path
+from dataclasses import dataclass
 
 import cv2
 import numpy as np
 
-from ocrkit.errors import ModelError
 from ocrkit.preprocess import letterbox, padded_size, to_rgb_uint8
-
-OCRKIT_JSON = "ocrkit.json"
 
 
 @dataclass(frozen=True)
@@ -60,28 +56,3 @@ class LinePreprocess:
             out[i, : im.shape[0], : im.shape[1]] = im
         pixels = (out.astype(np.float32) / 255.0 - self.mean) / self.std
         return np.ascontiguousarray(pixels.transpose(0, 3, 1, 2))
-
-    # -- ocrkit.json ----------------------------------------------------------------------------------
-    def to_json(self) -> dict:
-        return {"task": "recognition", **asdict(self)}
-
-    def save(self, model_dir: str | Path, extra: dict | None = None) -> None:
-        path = Path(model_dir) / OCRKIT_JSON
-        path.write_text(json.dumps({**self.to_json(), **(extra or {})}, indent=2), encoding="utf-8")
-
-    @classmethod
-    def load(cls, model_dir: str | Path) -> LinePreprocess:
-        path = Path(model_dir) / OCRKIT_JSON
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise ModelError(model_dir, f"missing {OCRKIT_JSON}") from None
-        except (OSError, json.JSONDecodeError) as exc:
-            raise ModelError(path, f"unreadable ({exc})") from None
-        if not isinstance(data, dict) or data.get("task") != "recognition":
-            raise ModelError(path, "not a recognition model (ocrkit.json task != 'recognition')")
-        names = {f.name for f in fields(cls)}
-        try:
-            return cls(**{k: v for k, v in data.items() if k in names})
-        except TypeError as exc:
-            raise ModelError(path, f"invalid preprocessing settings ({exc})") from None

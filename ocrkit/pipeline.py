@@ -8,46 +8,19 @@ from pathlib import Path
 
 import numpy as np
 
+from ocrkit import zoo
 from ocrkit.document import Line, Page
-from ocrkit.errors import InputError, ModelError, OcrkitError
+from ocrkit.errors import InputError, OcrkitError
 from ocrkit.inputs import collect_inputs
 from ocrkit.io import PageSource, load_page
+from ocrkit.line_crops import crop_lines
 from ocrkit.reading_order import reading_order
-
-MODELS_DIR = Path(__file__).parent / "models"
-DEFAULT_DETECTOR = MODELS_DIR / "detector"
-DEFAULT_RECOGNIZER = MODELS_DIR / "recognizer"
-# Of the line height, added around each detected box before recognition. 0: the shipped detector's boxes
-# already carry the annotation margin it was trained on (synth LABEL_PAD); on the 64 synthetic validation
-# pages page CER was 0.431 / 0.465 / 0.525 with 0 / 0.05 / 0.15 (docs/design.md).
-CROP_MARGIN = 0.0
-
-
-def resolve_model(path: str | Path | None, default: Path, kind: str) -> Path:
-    """A user-given folder, or the shipped default (with a clear message when it is not installed)."""
-    if path is not None:
-        return Path(path)
-    if not (default / "ocrkit.json").is_file():
-        raise ModelError(default, f"no default {kind} model installed yet; pass --{kind[:3]}-model DIR")
-    return default
-
-
-def crop_lines(image: np.ndarray, boxes: np.ndarray, margin: float = CROP_MARGIN) -> list[np.ndarray]:
-    """Cut each xyxy box (plus a margin proportional to its height) out of the page."""
-    h, w = image.shape[:2]
-    crops = []
-    for x0, y0, x1, y1 in np.asarray(boxes, np.float32).reshape(-1, 4):
-        pad = margin * max(1.0, y1 - y0)
-        left, top = int(max(0, np.floor(x0 - pad))), int(max(0, np.floor(y0 - pad)))
-        right, bottom = int(min(w, np.ceil(x1 + pad))), int(min(h, np.ceil(y1 + pad)))
-        crops.append(image[top : max(bottom, top + 1), left : max(right, left + 1)])
-    return crops
 
 
 class OCR:
     """Find the text lines on a page and read them.
 
-    >>> ocr = OCR()                       # the shipped default models
+    >>> ocr = OCR()                       # the shipped default models (ocrkit.zoo)
     >>> page = ocr.read("page.png")
     >>> page.text, page.lines[0].bbox
     """
@@ -65,14 +38,9 @@ class OCR:
         """`decoding` (attention | ctc | joint) overrides the recognizer folder's own choice."""
         if batch_size < 1:
             raise ValueError(f"batch_size must be 1 or more, got {batch_size}")
-        det_dir = resolve_model(det_model, DEFAULT_DETECTOR, "detector")
-        rec_dir = resolve_model(rec_model, DEFAULT_RECOGNIZER, "recognizer")
-        if backend == "onnx" and (det_model is None or rec_model is None):
-            # the shipped defaults are torch folders: use (or make once) their ONNX export
-            from ocrkit.export.cache import cached_onnx_export
-
-            det_dir = det_dir if det_model is not None else cached_onnx_export(det_dir, "detector")
-            rec_dir = rec_dir if rec_model is not None else cached_onnx_export(rec_dir, "recognizer")
+        det_dir, rec_dir = zoo.resolve(det_model, "detector"), zoo.resolve(rec_model, "recognizer")
+        if backend == "onnx":  # the shipped models are torch folders: use (or make once) their export
+            det_dir, rec_dir = zoo.onnx_folder(det_dir, "detector"), zoo.onnx_folder(rec_dir, "recognizer")
         self.batch_size = batch_size
         if backend == "torch":
             import torch

@@ -1,6 +1,5 @@
 """Shared fixtures: tiny randomly initialised model folders (built locally, nothing downloaded)."""
 
-import json
 from pathlib import Path
 
 import pytest
@@ -12,17 +11,17 @@ TINY_DET = dict(num_queries=30, num_denoising=0, **TINY)
 
 @pytest.fixture(scope="session")
 def tiny_detector_dir(tmp_path_factory) -> Path:
-    """A D-FINE detector folder (HF files + ocrkit.json) with a 128 px input and a low score threshold."""
+    """A D-FINE detector folder (HF files + settings) with a 128 px input and a low score threshold."""
     from ocrkit.detection.factory import create_detector
-    from ocrkit.detection.postprocess import PostConfig
-    from ocrkit.detection.predictor import detector_settings
+    from ocrkit.model_folder import DetectorSpec, write_spec
+    from ocrkit.postprocess import PostConfig
 
     out = tmp_path_factory.mktemp("tiny_detector")
     torch.manual_seed(0)
     model = create_detector("dfine", "n", **TINY_DET).eval()
     model.save_pretrained(out)
     post = PostConfig(score_threshold=0.0, nms_iou=0.5, contain_threshold=0.8)
-    (out / "ocrkit.json").write_text(json.dumps(detector_settings(model, 128, 32, True, post)))
+    write_spec(out, DetectorSpec(128, model.config.model_type, 32, True, post))
     return out
 
 
@@ -30,6 +29,7 @@ def tiny_detector_dir(tmp_path_factory) -> Path:
 def tiny_recognizer_dir(tmp_path_factory) -> Path:
     """A tiny ViT+TrOCR folder whose special/filler tokens are silenced, so it emits real text."""
     from ocrkit.line_preprocess import LinePreprocess
+    from ocrkit.model_folder import RecognizerSpec, write_spec
     from ocrkit.recognition.model import create_recognizer
     from ocrkit.recognition.tokenizer import build_tokenizer
 
@@ -43,5 +43,5 @@ def tiny_recognizer_dir(tmp_path_factory) -> Path:
             head[row].zero_()
     model.save_pretrained(out)
     tok.save_pretrained(out)
-    LinePreprocess(longest=128, max_height=32).save(out)
+    write_spec(out, RecognizerSpec(LinePreprocess(longest=128, max_height=32)))
     return out

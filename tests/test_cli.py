@@ -168,9 +168,9 @@ def test_missing_and_corrupt_models_give_one_line(tmp_path, tiny_detector_dir, t
 
 
 def test_default_model_message_or_run(tmp_path, capsys, monkeypatch):
-    from ocrkit import pipeline
+    from ocrkit import zoo
 
-    monkeypatch.setattr(pipeline, "DEFAULT_DETECTOR", tmp_path / "not_installed")
+    monkeypatch.setattr(zoo, "MODELS_DIR", tmp_path / "not_installed")
     Image.fromarray(page_image()).save(tmp_path / "p.png")
     code, _, err = run_cli(["infer", tmp_path / "p.png"], capsys)
     assert code == 2 and "no default detector model installed" in err

@@ -1,7 +1,7 @@
 """CTC and joint decoding: best path, frame order, head save/load, config checks, torch = ONNX parity."""
 
-import json
 import shutil
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -14,6 +14,7 @@ from ocrkit.decode.ctc import HEAD_FILE, best_path, patch_columns
 from ocrkit.decode.joint import sequence_logprobs, teacher_forcing_batch
 from ocrkit.errors import ModelError
 from ocrkit.export.recognizer import export_recognizer
+from ocrkit.model_folder import read_spec, write_spec
 from ocrkit.recognition import load_recognizer
 from ocrkit.recognition.config import RecognizerConfig
 from ocrkit.recognition.ctc import restore_head
@@ -85,13 +86,13 @@ def ctc_model_dir(tmp_path_factory):
 
 def test_head_saved_beside_the_hf_weights_and_evaluated(ctc_model_dir):
     task, model, folder, _ = ctc_model_dir
-    assert json.loads((folder / "ocrkit.json").read_text())["decoding"] == "ctc"
+    assert read_spec(folder, "recognizer").decoding == "ctc"
     assert not [k for k in load_file(str(folder / "model.safetensors")) if k.startswith("ctc_head")]
     torch.testing.assert_close(load_file(str(folder / HEAD_FILE))["weight"], model.ctc_head.weight)
     metrics = task.evaluate(model)
     assert metrics["cer"] == metrics["cer_ctc"] and {"cer_attention", "cer_joint"} <= set(metrics)
-    settings = json.loads((folder / "ocrkit.json").read_text())
-    assert settings["joint_ctc_weight"] == 0.5 and settings["joint_gate"] is None
+    spec = read_spec(folder, "recognizer")
+    assert spec.joint_ctc_weight == 0.5 and spec.joint_gate is None
 
 
 def test_continuing_from_a_saved_folder_keeps_its_trained_head(ctc_model_dir, tmp_path):
@@ -203,8 +204,7 @@ def test_joint_decoding_picks_from_both_readings_with_the_decoders_own_scores(ct
     ctc = load_recognizer(folder, decoding="ctc").recognize(crops)
     attention = load_recognizer(folder, decoding="attention").recognize(crops)
     two_only = shutil.copytree(folder, tmp_path / "two_candidates")  # no CTC second choices
-    settings = json.loads((two_only / "ocrkit.json").read_text())
-    (two_only / "ocrkit.json").write_text(json.dumps({**settings, "joint_alternatives": 0}))
+    write_spec(two_only, replace(read_spec(two_only, "recognizer"), joint_alternatives=0))
     joint = load_recognizer(two_only, decoding="joint").recognize(crops)
     assert [t for t, _ in ctc] != [t for t, _ in attention]  # the untrained decoders disagree
     assert all(text in (c, a) for (text, _), (c, _), (a, _) in zip(joint, ctc, attention, strict=True))
@@ -247,10 +247,9 @@ def test_a_line_reads_the_same_alone_and_in_a_batch(ctc_model_dir):
 
 
 def gated_copy(folder, out, gate):
-    """The model folder with ocrkit.json asking for joint decoding gated at `gate`."""
+    """The model folder with settings asking for joint decoding gated at `gate`."""
     shutil.copytree(folder, out)
-    settings = json.loads((out / "ocrkit.json").read_text())
-    (out / "ocrkit.json").write_text(json.dumps({**settings, "decoding": "joint", "joint_gate": gate}))
+    write_spec(out, replace(read_spec(out, "recognizer"), decoding="joint", joint_gate=gate))
     return out
 
 

@@ -17,6 +17,7 @@ from ocrkit.decode.joint import (
     sequence_logprobs,
     teacher_forcing_batch,
 )
+from ocrkit.model_folder import RecognizerSpec, write_spec
 
 BLANK = 0
 
@@ -143,8 +144,8 @@ def test_joint_candidates_add_ctc_second_choices_without_duplicates():
 
 
 def test_model_folder_sets_the_number_of_ctc_alternatives(tmp_path):
-    (tmp_path / "ocrkit.json").write_text('{"joint_gate": 0.9}')
+    write_spec(tmp_path, RecognizerSpec(joint_gate=0.9))
     assert model_joint_settings(tmp_path).alternatives == CTC_ALTERNATIVES
-    (tmp_path / "ocrkit.json").write_text('{"joint_gate": null, "joint_alternatives": 0}')
+    write_spec(tmp_path, RecognizerSpec(joint_alternatives=0))
     settings = model_joint_settings(tmp_path)
     assert settings.alternatives == 0 and settings.gate is None

@@ -4,7 +4,7 @@ from pycocotools.coco import COCO
 
 from ocrkit import boxes as B
 from ocrkit.detection.metrics import LineCounts, coco_map, match_count
-from ocrkit.detection.postprocess import PostConfig, postprocess
+from ocrkit.postprocess import PostConfig, postprocess
 from ocrkit.preprocess import letterbox
 
 

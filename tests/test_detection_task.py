@@ -12,6 +12,7 @@ from ocrkit.detection.config import DetectorConfig
 from ocrkit.detection.loss import CIoUDetrLoss
 from ocrkit.detection.task import DetectionTask
 from ocrkit.errors import ModelError
+from ocrkit.model_folder import FORMAT_VERSION, DetectorSpec, read_spec, spec_path, write_spec
 
 ROOT = Path(__file__).parents[1]
 
@@ -84,8 +85,8 @@ def test_train_script_save_and_load_detector(tmp_path):
     metrics = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
     evals = [m["eval"] for m in metrics if "eval" in m]
     assert set(evals[-1]) == {"map", "map50", "precision", "recall", "f1"}
-    settings = json.loads((out / "model/ocrkit.json").read_text())
-    assert settings["task"] == "detection" and settings["longest"] == 64 and settings["square"] is True
+    spec = read_spec(out / "model", "detector")
+    assert spec.longest == 64 and spec.square is True and spec.format_version == FORMAT_VERSION
     detector = load_detector(out / "model")
     results = detector.predict([np.full((90, 150, 3), 255, np.uint8), np.zeros((200, 60, 3), np.uint8)])
     assert len(results) == 2
@@ -96,10 +97,10 @@ def test_train_script_save_and_load_detector(tmp_path):
 def test_load_detector_errors_name_the_folder(tmp_path):
     with pytest.raises(ModelError, match="not found"):
         load_detector(tmp_path / "missing")
-    (tmp_path / "ocrkit.json").write_text("{broken")
-    with pytest.raises(ModelError, match="invalid JSON"):
+    spec_path(tmp_path).write_text("{broken")
+    with pytest.raises(ModelError, match="not valid JSON"):
         load_detector(tmp_path)
-    (tmp_path / "ocrkit.json").write_text(json.dumps({"task": "detection", "longest": 64}))
+    write_spec(tmp_path, DetectorSpec(longest=64))
     with pytest.raises(ModelError, match="model.safetensors"):
         load_detector(tmp_path)
 

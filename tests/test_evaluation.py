@@ -96,8 +96,8 @@ def test_score_records():
 
 def test_raising_the_threshold_afterwards_equals_detecting_with_it():
     """`evaluate.py pages --min-score` relies on this: NMS and containment only defer to higher scores."""
-    from ocrkit.detection.postprocess import PostConfig, postprocess
     from ocrkit.evaluation import drop_unconfident
+    from ocrkit.postprocess import PostConfig, postprocess
     from ocrkit.preprocess import Geometry
 
     rng = np.random.default_rng(3)

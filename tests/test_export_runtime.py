@@ -3,6 +3,7 @@
 import json
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -11,6 +12,7 @@ import pytest
 from ocrkit.detection.predictor import load_detector
 from ocrkit.export.detector import export_detector
 from ocrkit.export.recognizer import export_recognizer
+from ocrkit.model_folder import read_spec, write_spec
 from ocrkit.recognition import load_recognizer
 from ocrkit.runtime import OnnxDetector, OnnxRecognizer
 
@@ -122,8 +124,8 @@ def test_detector_graph_handles_pages_with_no_line(tiny_detector_dir, tmp_path):
     import shutil
 
     shutil.copytree(tiny_detector_dir, strict)
-    settings = json.loads((strict / "ocrkit.json").read_text())
-    (strict / "ocrkit.json").write_text(json.dumps({**settings, "score_threshold": 1.01}))
+    spec = read_spec(strict, "detector")
+    write_spec(strict, replace(spec, post=replace(spec.post, score_threshold=1.01)))
     export_detector(strict, tmp_path / "onnx")
     page = np.full((120, 90, 3), 255, np.uint8)
     ((boxes, scores),) = OnnxDetector(tmp_path / "onnx").predict([page])
@@ -135,10 +137,13 @@ def test_onnx_backend_exports_the_default_models_once(
     tiny_detector_dir, tiny_recognizer_dir, tmp_path, monkeypatch
 ):
     """`--backend onnx` with no model folders exports the shipped torch defaults into the cache once."""
-    from ocrkit import OCR, pipeline
+    from ocrkit import OCR, zoo
 
-    monkeypatch.setattr(pipeline, "DEFAULT_DETECTOR", tiny_detector_dir)
-    monkeypatch.setattr(pipeline, "DEFAULT_RECOGNIZER", tiny_recognizer_dir)
+    shipped = tmp_path / "models"
+    shipped.mkdir()
+    (shipped / "detector").symlink_to(tiny_detector_dir)
+    (shipped / "recognizer").symlink_to(tiny_recognizer_dir)
+    monkeypatch.setattr(zoo, "MODELS_DIR", shipped)
     monkeypatch.setenv("OCRKIT_CACHE", str(tmp_path))
     page = (np.random.default_rng(2).random((200, 300, 3)) * 255).astype(np.uint8)
     first = OCR(backend="onnx", threads=1).read_array(page)

@@ -9,15 +9,16 @@ from importlib.util import find_spec
 from pathlib import Path
 
 import ocrkit
+from ocrkit.model_folder import SETTINGS_NAME
 
 ROOT = Path(__file__).resolve().parents[1]
 NEEDED = {
-    "detector": ["config.json", "model.safetensors", "ocrkit.json", "MODEL_CARD.md"],
+    "detector": ["config.json", "model.safetensors", SETTINGS_NAME, "MODEL_CARD.md"],
     "recognizer": [
         "config.json",
         "model.safetensors",
         "ctc_head.safetensors",
-        "ocrkit.json",
+        SETTINGS_NAME,
         "tokenizer.json",
         "tokenizer_config.json",
         "special_tokens_map.json",

@@ -1,13 +1,13 @@
 """Variable-size forward/generate, from_pretrained round trip, save/load identical greedy output."""
 
-import json
-
 import numpy as np
 import pytest
 import torch
 from recognition_data import render_line
 
 from ocrkit.errors import ModelError
+from ocrkit.line_preprocess import LinePreprocess
+from ocrkit.model_folder import SETTINGS_NAME, DetectorSpec, RecognizerSpec, read_spec, write_spec
 from ocrkit.recognition import load_recognizer
 from ocrkit.recognition.config import RecognizerConfig
 from ocrkit.recognition.decoding import generate, max_new_tokens_for
@@ -88,8 +88,8 @@ def test_task_save_then_load_recognizer_gives_identical_greedy_output(tmp_path):
     torch.manual_seed(1)
     model = task.build_model().eval()
     task.save_pretrained(model, tmp_path / "model")
-    meta = json.loads((tmp_path / "model" / "ocrkit.json").read_text())
-    assert meta["task"] == "recognition" and meta["longest"] == 128 and meta["divisor"] == 16
+    spec = read_spec(tmp_path / "model", "recognizer")
+    assert spec.preprocess.longest == 128 and spec.preprocess.divisor == 16
     assert all((tmp_path / "model" / f).is_file() for f in ("model.safetensors", "tokenizer.json"))
 
     crops = [render_line("Total 12.50"), render_line("a much longer receipt line here"), render_line("x")]
@@ -107,13 +107,13 @@ def test_load_recognizer_errors(tmp_path):
         load_recognizer(tmp_path / "nope")
     (tmp_path / "config.json").write_text("{}")
     (tmp_path / "model.safetensors").write_bytes(b"garbage")
-    with pytest.raises(ModelError, match="ocrkit.json"):
+    with pytest.raises(ModelError, match=f"{SETTINGS_NAME} is missing"):
         load_recognizer(tmp_path)
-    (tmp_path / "ocrkit.json").write_text(json.dumps({"task": "recognition", "longest": 128}))
+    write_spec(tmp_path, RecognizerSpec(LinePreprocess(longest=128)))
     build_tokenizer().save_pretrained(tmp_path)
     with pytest.raises(ModelError, match="cannot load recognizer"):  # garbage safetensors, empty config
         load_recognizer(tmp_path)
-    (tmp_path / "ocrkit.json").write_text(json.dumps({"task": "detection"}))
+    write_spec(tmp_path, DetectorSpec(longest=64))
     with pytest.raises(ModelError, match="not a recognition model"):
         load_recognizer(tmp_path)
 

@@ -12,6 +12,7 @@ from ocrkit.data.lines_dataset import read_manifest, scan_augment
 from ocrkit.engine.trainer import accumulate
 from ocrkit.errors import InputError
 from ocrkit.line_preprocess import LinePreprocess
+from ocrkit.model_folder import read_spec
 from ocrkit.recognition.collate import IGNORE
 from ocrkit.recognition.config import RecognizerConfig
 from ocrkit.recognition.sampler import AspectRatioBatchSampler, padding_fraction, random_batches
@@ -151,7 +152,7 @@ def test_train_script_two_steps(manifest, tmp_path):
     assert rc == 0
     evals = [json.loads(x) for x in (out / "metrics.jsonl").read_text().splitlines() if "eval" in x]
     assert evals and 0.0 <= evals[-1]["eval"]["cer"]
-    assert json.loads((out / "model" / "ocrkit.json").read_text())["longest"] == 128
+    assert read_spec(out / "model", "recognizer").preprocess.longest == 128
     assert train_main(["-c", "configs/recognizer/tiny.yaml", "--set", "model.nope=1"]) == 2
 
 

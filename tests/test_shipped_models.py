@@ -1,6 +1,5 @@
 """The default models in ocrkit/models/: complete, fp16 within the size budget, and they run."""
 
-import json
 import subprocess
 import sys
 
@@ -10,21 +9,21 @@ import torch
 from safetensors import safe_open
 from safetensors.torch import load_file, save_file
 
-from ocrkit import pipeline
+from ocrkit import pipeline, zoo
 from ocrkit.io import load_image
+from ocrkit.model_folder import SETTINGS_NAME, RecognizerSpec, read_spec, write_spec
 
-SAMPLE = pipeline.MODELS_DIR.parent.parent / "samples" / "synthetic_receipt.jpg"
+SAMPLE = zoo.MODELS_DIR.parent.parent / "samples" / "synthetic_receipt.jpg"
 BUDGET_MB = {"detector": 20, "recognizer": 40}
 
 
 @pytest.mark.parametrize("kind", ["detector", "recognizer"])
 def test_shipped_folder_is_complete_fp16_and_small(kind):
-    folder = pipeline.MODELS_DIR / kind
-    for name in ("config.json", "ocrkit.json", "model.safetensors", "MODEL_CARD.md"):
+    folder = zoo.MODELS_DIR / kind
+    for name in ("config.json", SETTINGS_NAME, "model.safetensors", "MODEL_CARD.md"):
         assert (folder / name).is_file(), f"{folder / name} missing"
-    settings = json.loads((folder / "ocrkit.json").read_text())
-    assert settings["task"] in {"detection", "recognition"}
-    if settings.get("decoding") in ("ctc", "joint"):  # both read the CTC head
+    spec = read_spec(folder, kind)
+    if getattr(spec, "decoding", None) in ("ctc", "joint"):  # both read the CTC head
         assert (folder / "ctc_head.safetensors").is_file()
     weights = sorted(folder.glob("*.safetensors"))
     assert sum(w.stat().st_size for w in weights) / 1e6 <= BUDGET_MB[kind]
@@ -47,20 +46,15 @@ def test_ship_model_casts_to_fp16_and_overrides_inference_settings(tmp_path):
     src, dst = tmp_path / "run", tmp_path / "shipped"
     src.mkdir()
     save_file({"w": torch.full((3,), 1 / 3), "step": torch.tensor([7])}, str(src / "model.safetensors"))
-    (src / "ocrkit.json").write_text(
-        json.dumps({"task": "recognition", "decoding": "joint", "joint_gate": None})
-    )
-    tool = pipeline.MODELS_DIR.parent.parent / "tools" / "ship_model.py"
+    write_spec(src, RecognizerSpec(decoding="joint", extra={"note": "kept"}))
+    tool = zoo.MODELS_DIR.parent.parent / "tools" / "ship_model.py"
     cmd = [sys.executable, str(tool), str(src), str(dst), "--set", "joint_gate=0.9"]
     subprocess.run(cmd, check=True, capture_output=True, timeout=120)
     weights = load_file(str(dst / "model.safetensors"))
     assert weights["w"].dtype == torch.float16 and weights["step"].dtype == torch.int64
-    assert json.loads((dst / "ocrkit.json").read_text()) == {
-        "task": "recognition",
-        "decoding": "joint",
-        "joint_gate": 0.9,
-    }
+    shipped = read_spec(dst, "recognizer")
+    assert shipped == RecognizerSpec(decoding="joint", joint_gate=0.9, extra={"note": "kept"})
     bad = subprocess.run(cmd[:-1] + ["joint_gate=high"], capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and "VALUE must be JSON" in bad.stderr
     typo = subprocess.run(cmd[:-1] + ["joint_gat=0.9"], capture_output=True, text=True, timeout=120)
-    assert typo.returncode == 2 and "joint_gat: not in" in typo.stderr
+    assert typo.returncode == 2 and "joint_gat: not a recognizer setting" in typo.stderr

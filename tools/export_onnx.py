@@ -2,8 +2,8 @@
 
   python tools/export_onnx.py --det DIR --rec DIR --out OUT [--quantize int8]
 
-OUT/detector/ holds detector.onnx (NMS inside the graph) + ocrkit.json; OUT/recognizer/ holds the
-Optimum encoder/decoder graphs, tokenizer and ocrkit.json. With --quantize int8 the graphs are
+OUT/detector/ holds detector.onnx (NMS inside the graph) + the model's settings; OUT/recognizer/ holds
+the Optimum encoder/decoder graphs, tokenizer and settings. With --quantize int8 the graphs are
 dynamically quantized (weights int8) into OUT-int8/ beside OUT.
 """
 

@@ -6,7 +6,7 @@
 Built for short loans of a GPU that sees only a copy of the working tree: the data come as Parquet shards
 inside the tree (`ocrkit data pack`, see configs/recognizer/burst.yaml), training stops on the time budget
 after validating, and the result is a handful of files under --out: the best model's weights in fp16
-safetensors (+ CTC head), its ocrkit.json, the metrics log, and a summary of the throughput measured.
+safetensors (+ CTC head), its settings, the metrics log, and a summary of the throughput measured.
 """
 
 from __future__ import annotations
@@ -121,16 +121,18 @@ def throughput(metrics: Path, lines_per_step: int) -> dict:
 
 
 def export(model_dir: Path, out: Path, run_dir: Path) -> None:
-    """fp16 weights + CTC head + ocrkit.json + metrics: what a shipped folder needs beside its tokenizer."""
+    """fp16 weights + CTC head + settings + metrics: what a shipped folder needs beside its tokenizer."""
     from safetensors.torch import load_file, save_file
+
+    from ocrkit.model_folder import read_spec, write_spec
 
     out.mkdir(parents=True, exist_ok=True)
     weights = load_file(str(model_dir / "model.safetensors"))
     half = {k: v.half() if v.is_floating_point() else v for k, v in weights.items()}
     save_file({k: v.contiguous() for k, v in half.items()}, str(out / "model.safetensors"), {"format": "pt"})
-    for name in ("ctc_head.safetensors", "ocrkit.json"):
-        if (model_dir / name).is_file():
-            shutil.copy2(model_dir / name, out / name)
+    if (model_dir / "ctc_head.safetensors").is_file():
+        shutil.copy2(model_dir / "ctc_head.safetensors", out / "ctc_head.safetensors")
+    write_spec(out, read_spec(model_dir, "recognizer"))
     shutil.copy2(run_dir / "metrics.jsonl", out / "metrics.jsonl")
 
 

@@ -3,9 +3,10 @@
   python tools/ship_model.py runs/detector_n8/model ocrkit/models/detector
   python tools/ship_model.py runs/rec/best ocrkit/models/recognizer --set joint_gate=0.9
 
-`--set KEY=VALUE` (VALUE as JSON) overrides an ocrkit.json inference setting chosen after training (a key the
-folder already has; an unknown key is an error, not a silently ignored setting), such as
+`--set KEY=VALUE` (VALUE as JSON) overrides an inference setting of the folder chosen after training (a
+setting of that kind of model; an unknown key is an error, not a silently ignored setting), such as
 a detector's score_threshold or a recognizer's joint_gate, so the model card's command is the whole recipe.
+The settings are written in the current format (ocrkit.model_folder).
 
 Loading code casts back to float32 (transformers' default dtype), so inference runs in fp32 with
 fp16-rounded weights; the parity and evaluation numbers in the model cards are measured on the copy.
@@ -21,16 +22,17 @@ from pathlib import Path
 
 from safetensors.torch import load_file, save_file
 
+from ocrkit.errors import ModelError
+from ocrkit.model_folder import Spec, read_spec, with_settings, write_spec
 
-def ship(src: Path, dst: Path, settings: dict | None = None) -> None:
+
+def ship(src: Path, dst: Path, spec: Spec) -> None:
+    """Copy `src` to `dst` with fp16 weights and `spec` as the folder's settings."""
     dst.mkdir(parents=True, exist_ok=True)
     for f in src.iterdir():
         if f.is_file() and f.suffix != ".safetensors":
             shutil.copy2(f, dst / f.name)
-    if settings:
-        settings_file = dst / "ocrkit.json"
-        current = json.loads(settings_file.read_text(encoding="utf-8"))
-        settings_file.write_text(json.dumps({**current, **settings}, indent=2) + "\n")
+    write_spec(dst, spec)
     for weights in src.glob("*.safetensors"):
         tensors = {
             k: (v.half() if v.is_floating_point() else v).contiguous()
@@ -58,13 +60,11 @@ def main() -> int:
             parser.error(
                 f"--set {item!r}: VALUE must be JSON (a number, true/false, null or a quoted string)"
             )
-    known = json.loads((args.src / "ocrkit.json").read_text(encoding="utf-8")) if settings else {}
-    unknown = sorted(set(settings) - set(known))
-    if unknown:  # a typo would otherwise ship a setting nothing reads
-        parser.error(
-            f"--set {', '.join(unknown)}: not in {args.src / 'ocrkit.json'} (has {', '.join(known)})"
-        )
-    ship(args.src, args.dst, settings)
+    try:  # a typo in --set would otherwise ship a setting nothing reads
+        spec = with_settings(read_spec(args.src), settings, args.src)
+    except ModelError as exc:
+        parser.error(f"--set: {exc}" if settings else str(exc))
+    ship(args.src, args.dst, spec)
     total = sum(f.stat().st_size for f in args.dst.iterdir()) / 2**20
     print(f"{args.dst}: {total:.1f} MiB")
     return 0

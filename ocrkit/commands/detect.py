@@ -9,6 +9,7 @@ from pathlib import Path
 
 import cv2
 
+from ocrkit import zoo
 from ocrkit.commands.common import (
     Failures,
     gather_inputs,
@@ -18,8 +19,8 @@ from ocrkit.commands.common import (
     set_torch_threads,
 )
 from ocrkit.document import Line, Page
+from ocrkit.line_crops import crop_lines
 from ocrkit.outputs import prepare_out_dir, write_atomic
-from ocrkit.pipeline import DEFAULT_DETECTOR, crop_lines, resolve_model
 from ocrkit.reading_order import reading_order
 
 
@@ -27,7 +28,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("detect", help="find text-line boxes on pages (images, folders, PDFs)")
     p.add_argument("paths", nargs="+", metavar="PATH")
     p.add_argument("--out", type=Path, required=True, help="output folder: <name>.json per page")
-    p.add_argument("--det-model", type=Path, help="detector folder (default: the shipped model)")
+    p.add_argument("--det-model", type=Path, help="detector folder or shipped name (default: detector)")
     p.add_argument("--crops", action="store_true", help="also write line crops and lines.jsonl")
     p.add_argument("--device", default="cpu")
     p.add_argument("--threads", type=positive_int, help="CPU threads (default: all cores)")
@@ -43,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
     if not inputs.sources:
         return failures.exit_code(inputs.total)
     set_torch_threads(args.threads)
-    detector = load_detector(resolve_model(args.det_model, DEFAULT_DETECTOR, "detector"), device=args.device)
+    detector = load_detector(zoo.resolve(args.det_model, "detector"), device=args.device)
     manifest: list[str] = []
     for source, image in iter_loaded_pages(inputs, failures):
         try:

@@ -41,9 +41,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         help=f"comma-separated subset of {','.join(FORMATS)}",
     )
     p.add_argument("--backend", choices=("torch", "onnx"), help="default: torch (onnx with --ray)")
-    p.add_argument("--det-model", type=Path, help="detector folder (default: the shipped model)")
-    p.add_argument("--rec-model", type=Path, help="recognizer folder (default: the shipped model)")
-    p.add_argument("--decoding", choices=DECODINGS, help="override the recognizer's decoder (ocrkit.json)")
+    p.add_argument("--det-model", type=Path, help="detector folder or shipped name (default: detector)")
+    p.add_argument("--rec-model", type=Path, help="recognizer folder or shipped name (default: recognizer)")
+    p.add_argument("--decoding", choices=DECODINGS, help="override the recognizer's own decoder")
     p.add_argument("--device", default="cpu", help="cpu | cuda | cuda:N (torch backend)")
     p.add_argument("--batch-size", type=positive_int, default=16, help="line crops per recognizer batch")
     p.add_argument("--threads", type=positive_int, help="CPU threads (default: library default)")

@@ -16,12 +16,14 @@ from pathlib import Path
 
 import numpy as np
 
+from ocrkit import zoo
 from ocrkit.commands.common import Failures, output_path
 from ocrkit.document import Page
 from ocrkit.errors import InputError, OcrkitError
 from ocrkit.extras import require
 from ocrkit.inputs import collect_inputs
 from ocrkit.io import PageSource, load_page
+from ocrkit.model_folder import Kind
 from ocrkit.outputs import write_atomic
 
 
@@ -175,12 +177,13 @@ def _plan(
 def _dataset(ray, todo: list[dict], args: argparse.Namespace, formats: list[str], threads: int, actors: int):
     """The pages → outputs dataset: a fixed pool of `actors` PageReaders, `threads` CPUs each."""
 
-    def absolute(path: Path | None) -> str | None:
-        return None if path is None else str(Path(path).resolve())
+    def absolute(name_or_path: Path | None, kind: Kind) -> str | None:
+        """The folder as an absolute path, which actors in other working folders can open."""
+        return None if name_or_path is None else str(zoo.resolve(name_or_path, kind).resolve())
 
     options = dict(
-        det_model=absolute(args.det_model),
-        rec_model=absolute(args.rec_model),
+        det_model=absolute(args.det_model, "detector"),
+        rec_model=absolute(args.rec_model, "recognizer"),
         backend=args.backend or "onnx",
         batch_size=args.batch_size,
         threads=threads,

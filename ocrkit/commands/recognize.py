@@ -7,24 +7,24 @@ import json
 import sys
 from pathlib import Path
 
+from ocrkit import zoo
 from ocrkit.commands.common import Failures, positive_int, set_torch_threads
 from ocrkit.decode.ctc import DECODINGS
 from ocrkit.errors import InputError
 from ocrkit.inputs import collect_inputs
 from ocrkit.io import PageSource, load_page
 from ocrkit.outputs import prepare_out_file, printable, write_atomic
-from ocrkit.pipeline import DEFAULT_RECOGNIZER, resolve_model
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("recognize", help="read line images (each image is one text line)")
     p.add_argument("paths", nargs="+", metavar="IMAGES_OR_MANIFEST", help="images, folders, or lines.jsonl")
     p.add_argument("--out", type=Path, help="output JSONL (default: stdout)")
-    p.add_argument("--rec-model", type=Path, help="recognizer folder (default: the shipped model)")
+    p.add_argument("--rec-model", type=Path, help="recognizer folder or shipped name (default: recognizer)")
     p.add_argument(
         "--decoding",
         choices=DECODINGS,
-        help="override the model's decoder (ocrkit.json `decoding`)",
+        help="override the decoder the model's settings choose",
     )
     p.add_argument("--batch-size", type=positive_int, default=32)
     p.add_argument("--device", default="cpu")
@@ -87,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
         return failures.exit_code(total)
     set_torch_threads(args.threads)
     recognizer = load_recognizer(
-        resolve_model(args.rec_model, DEFAULT_RECOGNIZER, "recognizer"),
+        zoo.resolve(args.rec_model, "recognizer"),
         device=args.device,
         decoding=args.decoding,
     )

@@ -21,9 +21,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default: localhost only)")
     p.add_argument("--port", type=int, default=8000)
     p.add_argument("--backend", choices=("onnx", "torch"), default="onnx")
-    p.add_argument("--det-model", type=Path, help="detector folder (default: the shipped model)")
-    p.add_argument("--rec-model", type=Path, help="recognizer folder (default: the shipped model)")
-    p.add_argument("--decoding", choices=DECODINGS, help="override the recognizer's decoder (ocrkit.json)")
+    p.add_argument("--det-model", type=Path, help="detector folder or shipped name (default: detector)")
+    p.add_argument("--rec-model", type=Path, help="recognizer folder or shipped name (default: recognizer)")
+    p.add_argument("--decoding", choices=DECODINGS, help="override the recognizer's own decoder")
     p.add_argument("--workers", type=int, default=1, help="requests read at once, sharing one model copy")
     p.add_argument("--queue", type=int, default=8, help="requests that may wait; more get 503 (default 8)")
     p.add_argument("--threads", type=int, help="CPU threads per request (default: library default)")
@@ -37,7 +37,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def build_app(args: argparse.Namespace) -> FastAPI:
     """Load the models once and wrap them in the service."""
-    from ocrkit.pipeline import DEFAULT_DETECTOR, DEFAULT_RECOGNIZER, OCR, resolve_model
+    from ocrkit import zoo
+    from ocrkit.pipeline import OCR
     from ocrkit.serve.app import create_app, describe_models
     from ocrkit.serve.uploads import Limits
 
@@ -52,9 +53,7 @@ def build_app(args: argparse.Namespace) -> FastAPI:
         decoding=args.decoding,
     )
     models = describe_models(
-        resolve_model(args.det_model, DEFAULT_DETECTOR, "detector"),
-        resolve_model(args.rec_model, DEFAULT_RECOGNIZER, "recognizer"),
-        args.backend,
+        zoo.resolve(args.det_model, "detector"), zoo.resolve(args.rec_model, "recognizer"), args.backend
     )
     limits = Limits(int(args.max_upload_mb * 1024 * 1024), args.max_pixels, args.max_pages)
     return create_app(ocr, models, limits, workers=args.workers, queue=args.queue)

@@ -10,13 +10,13 @@ ctc_head.safetensors so plain `VisionEncoderDecoderModel.from_pretrained` still 
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 
 import numpy as np
 
 from ocrkit.errors import ModelError
+from ocrkit.model_folder import read_spec
 
 HEAD_FILE = "ctc_head.safetensors"
 DECODINGS = ("attention", "ctc", "joint")  # joint: ocrkit/decode/joint.py
@@ -31,11 +31,7 @@ def log_softmax(x: np.ndarray) -> np.ndarray:
 def model_decoding(model_dir: str | Path, override: str | None = None) -> str:
     """The decoder a model folder asks for (ocrkit.json `decoding`), or `override`; validated."""
     if override is None:
-        path = Path(model_dir) / "ocrkit.json"
-        try:
-            override = json.loads(path.read_text(encoding="utf-8")).get("decoding", "attention")
-        except (OSError, json.JSONDecodeError, AttributeError):
-            raise ModelError(path, "unreadable") from None
+        override = read_spec(model_dir, "recognizer").decoding
     if override not in DECODINGS:
         raise ModelError(model_dir, f"unknown decoding {override!r} ({' | '.join(DECODINGS)})")
     return override

@@ -13,13 +13,13 @@ numpy only: the torch and ONNX recognizers score candidates with their own decod
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from ocrkit.decode.ctc import ctc_log_likelihood, log_softmax, prefix_beams
+from ocrkit.model_folder import read_spec
 
 DEFAULT_CTC_WEIGHT = 0.5  # weight of the CTC log-likelihood; the decoder's gets 1 - weight
 # Decoder confidence (per-token probability of its best candidate) from which a line too dense for the CTC
@@ -54,12 +54,12 @@ class JointSettings:
 def model_joint_settings(model_dir: str | Path) -> JointSettings:
     """The joint settings a model folder asks for (ocrkit.json `joint_ctc_weight`, `joint_gate`,
     `joint_alternatives`)."""
-    settings = json.loads((Path(model_dir) / "ocrkit.json").read_text(encoding="utf-8"))
-    gate = settings.get("joint_gate")
+    spec = read_spec(model_dir, "recognizer")
+    weight, alternatives = spec.joint_ctc_weight, spec.joint_alternatives
     return JointSettings(
-        float(settings.get("joint_ctc_weight", DEFAULT_CTC_WEIGHT)),
-        None if gate is None else float(gate),
-        int(settings.get("joint_alternatives", CTC_ALTERNATIVES)),
+        DEFAULT_CTC_WEIGHT if weight is None else weight,
+        spec.joint_gate,
+        CTC_ALTERNATIVES if alternatives is None else alternatives,
     )
 
 

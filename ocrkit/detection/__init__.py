@@ -1,6 +1,6 @@
 """Text-line detection: D-FINE / RT-DETR factory, CIoU loss, post-processing, inference.
 
-Imports are lazy so that the torch-free ONNX runtime can import `ocrkit.detection.postprocess`
+Imports are lazy so that the torch-free ONNX runtime can import `ocrkit.postprocess`
 without pulling in torch and transformers through this package.
 """
 
@@ -13,8 +13,8 @@ _EXPORTS = {
     "create_detector": "ocrkit.detection.factory",
     "Detector": "ocrkit.detection.predictor",
     "load_detector": "ocrkit.detection.predictor",
-    "PostConfig": "ocrkit.detection.postprocess",
-    "postprocess": "ocrkit.detection.postprocess",
+    "PostConfig": "ocrkit.postprocess",
+    "postprocess": "ocrkit.postprocess",
 }
 __all__ = sorted(_EXPORTS)
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ocrkit.data.coco_dataset import AugmentConfig
-from ocrkit.detection.postprocess import PostConfig
 from ocrkit.engine.settings import TrainSettings
+from ocrkit.postprocess import PostConfig
 
 # Detections per image. Receipts have up to ~120 lines and a DETR spends several queries on one line;
 # 100 queries capped recall on dense pages (README, "Training").

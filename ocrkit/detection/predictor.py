@@ -1,26 +1,22 @@
 """Line detector inference: letterbox → model → post-process, from a saved model folder.
 
-The folder's `ocrkit.json` holds the preprocessing the model was trained with, so inference can
-never resize differently than training did.
+The folder's settings (ocrkit.model_folder) hold the preprocessing the model was trained with, so
+inference can never resize differently than training did.
 """
 
 from __future__ import annotations
 
-import json
-from dataclasses import asdict, fields
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import torch
 from safetensors import SafetensorError
 
 from ocrkit.data.coco_dataset import to_tensor
-from ocrkit.detection.postprocess import PostConfig, postprocess
 from ocrkit.errors import ModelError
+from ocrkit.model_folder import check_folder
+from ocrkit.postprocess import PostConfig, postprocess
 from ocrkit.preprocess import Geometry, letterbox
-
-SETTINGS_FILE = "ocrkit.json"
 
 
 @torch.no_grad()
@@ -32,20 +28,6 @@ def raw_outputs(model: torch.nn.Module, pixel_values: torch.Tensor) -> tuple[np.
     device = next(model.parameters()).device
     out = model(pixel_values=pixel_values.to(device).contiguous(memory_format=torch.channels_last))
     return out.logits.float().cpu().numpy(), out.pred_boxes.float().cpu().numpy()
-
-
-def detector_settings(
-    model: torch.nn.Module, longest: int, divisor: int, square: bool, post: PostConfig
-) -> dict[str, Any]:
-    """The `ocrkit.json` content of a detector folder."""
-    return {
-        "task": "detection",
-        "arch": model.config.model_type,
-        "longest": longest,
-        "divisor": divisor,
-        "square": square,
-        **asdict(post),
-    }
 
 
 class Detector:
@@ -91,39 +73,14 @@ class Detector:
         ]
 
 
-def read_settings(model_dir: Path) -> dict[str, Any]:
-    path = model_dir / SETTINGS_FILE
-    if not path.is_file():
-        raise ModelError(model_dir, f"not a detector folder: {SETTINGS_FILE} is missing")
-    try:
-        settings = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ModelError(path, f"invalid JSON ({exc})") from None
-    if not isinstance(settings, dict) or settings.get("task") != "detection" or "longest" not in settings:
-        raise ModelError(path, "not a detection model (expects task='detection' and 'longest')")
-    return settings
-
-
 def load_detector(model_dir: str | Path, device: str = "cpu", batch_size: int = 4) -> Detector:
-    """A Detector from a folder written by DetectionTask.save_pretrained (HF folder + ocrkit.json)."""
+    """A Detector from a folder written by DetectionTask.save_pretrained (HF folder + its settings)."""
     from transformers import AutoModelForObjectDetection
 
     model_dir = Path(model_dir)
-    if not model_dir.is_dir():
-        raise ModelError(model_dir, "detector model folder not found")
-    settings = read_settings(model_dir)
-    if not (model_dir / "model.safetensors").is_file():
-        raise ModelError(model_dir, "model.safetensors is missing")
+    spec = check_folder(model_dir, "detector")
     try:
         model = AutoModelForObjectDetection.from_pretrained(model_dir, use_safetensors=True).to(device)
     except (OSError, ValueError, KeyError, RuntimeError, SafetensorError) as exc:
         raise ModelError(model_dir, f"cannot load the detector ({exc.__class__.__name__}: {exc})") from None
-    post = PostConfig(**{f.name: settings[f.name] for f in fields(PostConfig) if f.name in settings})
-    return Detector(
-        model,
-        int(settings["longest"]),
-        int(settings.get("divisor", 32)),
-        bool(settings.get("square", True)),
-        post,
-        batch_size,
-    )
+    return Detector(model, spec.longest, spec.divisor, spec.square, spec.post, batch_size)

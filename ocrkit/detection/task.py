@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -15,8 +14,9 @@ from ocrkit.data.mixing import MixtureDataset, parse_sources
 from ocrkit.detection.config import DetectorConfig
 from ocrkit.detection.factory import create_detector
 from ocrkit.detection.metrics import LineCounts, coco_map
-from ocrkit.detection.postprocess import postprocess
-from ocrkit.detection.predictor import SETTINGS_FILE, detector_settings, raw_outputs
+from ocrkit.detection.predictor import raw_outputs
+from ocrkit.model_folder import DetectorSpec, write_spec
+from ocrkit.postprocess import postprocess
 
 MAP_SCORE_THRESHOLD = 0.01  # mAP ranks all detections; P/R/F1 uses the configured threshold
 
@@ -119,9 +119,9 @@ class DetectionTask:
         return {**coco_map(data.coco, detections), **counts.scores()}
 
     def save_pretrained(self, model: torch.nn.Module, out_dir: Path) -> None:
-        """HF folder (config.json + model.safetensors) + ocrkit.json with the training preprocessing."""
+        """HF folder (config.json + model.safetensors) + the settings with the training preprocessing."""
         out_dir = Path(out_dir)
         model.save_pretrained(out_dir, safe_serialization=True)
         d = self.cfg.data
-        settings = detector_settings(model, d.longest, d.divisor, d.square, self.cfg.post)
-        (out_dir / SETTINGS_FILE).write_text(json.dumps(settings, indent=2) + "\n", encoding="utf-8")
+        arch = model.config.model_type
+        write_spec(out_dir, DetectorSpec(d.longest, arch, d.divisor, d.square, replace(self.cfg.post)))

@@ -7,13 +7,14 @@ The runtime only letterboxes before and unmaps (shared `Geometry`) after.
 
 from __future__ import annotations
 
-import json
+from dataclasses import replace
 from pathlib import Path
 
 import torch
 import torchvision
 
-from ocrkit.detection.postprocess import PostConfig
+from ocrkit.model_folder import read_spec, write_spec
+from ocrkit.postprocess import PostConfig
 
 OPSET = 17
 ONNX_NAME = "detector.onnx"
@@ -58,13 +59,13 @@ class DetectorWithPostprocess(torch.nn.Module):
 
 
 def export_detector(model_dir: str | Path, out_dir: str | Path) -> Path:
-    """Write out_dir/detector.onnx (+ the folder's ocrkit.json) for a detector model folder."""
+    """Write out_dir/detector.onnx (+ the folder's settings, naming the graph) for a detector model folder."""
     from ocrkit.detection.predictor import load_detector
 
     model_dir, out_dir = Path(model_dir), Path(out_dir)
     detector = load_detector(model_dir)
     if not detector.square:
-        raise ValueError(f"{model_dir}: ONNX export needs a fixed square input (square: true in ocrkit.json)")
+        raise ValueError(f"{model_dir}: ONNX export needs a fixed square input (its settings: square true)")
     wrapper = DetectorWithPostprocess(detector.model, detector.post).eval()
     dummy = torch.zeros(1, 3, detector.longest, detector.longest)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -83,8 +84,5 @@ def export_detector(model_dir: str | Path, out_dir: str | Path) -> Path:
     # the legacy exporter restores the wrapper's previous mode and can leave the HF model in train mode
     wrapper.eval()
     detector.model.eval()
-    settings = json.loads((model_dir / "ocrkit.json").read_text(encoding="utf-8"))
-    (out_dir / "ocrkit.json").write_text(
-        json.dumps({**settings, "onnx": ONNX_NAME}, indent=2), encoding="utf-8"
-    )
+    write_spec(out_dir, replace(read_spec(model_dir, "detector"), onnx=ONNX_NAME))
     return target

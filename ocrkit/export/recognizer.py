@@ -8,6 +8,7 @@ from pathlib import Path
 import onnx
 
 from ocrkit.decode.ctc import HEAD_FILE
+from ocrkit.model_folder import read_spec, write_spec
 
 OPSET = 17
 ENCODER = "encoder_model.onnx"
@@ -25,7 +26,7 @@ def make_encoder_length_dynamic(path: Path) -> None:
 
 
 def export_recognizer(model_dir: str | Path, out_dir: str | Path) -> Path:
-    """Write Optimum's ONNX files + tokenizer + ocrkit.json for a recognizer model folder."""
+    """Write Optimum's ONNX files + tokenizer + the folder's settings for a recognizer model folder."""
     import warnings
 
     from optimum.exporters.onnx import main_export
@@ -45,7 +46,7 @@ def export_recognizer(model_dir: str | Path, out_dir: str | Path) -> Path:
         )
     make_encoder_length_dynamic(out_dir / ENCODER)
     (out_dir / "decoder_model_merged.onnx").unlink(missing_ok=True)  # the runtime uses the two decoders
-    shutil.copy2(model_dir / "ocrkit.json", out_dir / "ocrkit.json")
+    write_spec(out_dir, read_spec(model_dir, "recognizer"))
     if (model_dir / HEAD_FILE).is_file():  # read in numpy by the runtime on the encoder's output
         shutil.copy2(model_dir / HEAD_FILE, out_dir / HEAD_FILE)
     return out_dir

@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 
 
 def load_recognizer(model_dir: str | Path, device: str = "cpu", decoding: str | None = None) -> Recognizer:
-    """A Recognizer from a model folder (HF files + ocrkit.json); ModelError if missing or corrupt.
+    """A Recognizer from a model folder (HF files + its settings); ModelError if missing or corrupt.
     `decoding` (attention | ctc | joint) overrides the folder's own choice."""
     from ocrkit.recognition.predictor import Recognizer
 

@@ -1,4 +1,4 @@
-"""Recognizer = preprocessing (ocrkit.json) + VisionEncoderDecoder in torch, read by ocrkit.decode."""
+"""Recognizer = the folder's preprocessing + VisionEncoderDecoder in torch, read by ocrkit.decode."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from ocrkit.decode.ctc import HEAD_DECODINGS, load_head, model_decoding
 from ocrkit.decode.joint import JointSettings, model_joint_settings
 from ocrkit.decode.read import read_crops
 from ocrkit.errors import ModelError
-from ocrkit.io import check_model_dir
 from ocrkit.line_preprocess import LinePreprocess
+from ocrkit.model_folder import check_folder
 from ocrkit.recognition.model import freeze_unused
 from ocrkit.recognition.tokenizer import decode, load_tokenizer
 from ocrkit.recognition.torch_backend import TorchBackend
@@ -42,9 +42,9 @@ class Recognizer:
 
     @classmethod
     def load(cls, model_dir: str | Path, decoding: str | None = None) -> Recognizer:
-        """`decoding` overrides the folder's ocrkit.json choice (attention | ctc | joint)."""
-        model_dir = check_model_dir(model_dir)
-        preprocess = LinePreprocess.load(model_dir)
+        """`decoding` overrides the folder's own choice (attention | ctc | joint)."""
+        model_dir = Path(model_dir)
+        preprocess = check_folder(model_dir, "recognizer").preprocess
         decoding = model_decoding(model_dir, decoding)
         ctc_head = load_head(model_dir) if decoding in HEAD_DECODINGS else None
         joint = model_joint_settings(model_dir) if decoding == "joint" else None

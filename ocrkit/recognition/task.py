@@ -26,6 +26,7 @@ from ocrkit.decode.ctc import DECODINGS, HEAD_FILE
 from ocrkit.decode.joint import JointSettings
 from ocrkit.decode.read import read, read_all
 from ocrkit.line_preprocess import LinePreprocess
+from ocrkit.model_folder import RecognizerSpec, write_spec
 from ocrkit.recognition.case_folding import case_partners, fold_cases
 from ocrkit.recognition.collate import IGNORE, LineCollator
 from ocrkit.recognition.config import RecognizerConfig
@@ -224,7 +225,7 @@ class RecognitionTask:
         return metrics
 
     def save_pretrained(self, model: torch.nn.Module, out_dir: Path) -> None:
-        """HF folder (config.json, model.safetensors, generation config, tokenizer files) + ocrkit.json."""
+        """HF folder (config.json, model.safetensors, generation config, tokenizer files) + the settings."""
         out_dir = Path(out_dir)
         out_dir.mkdir(parents=True, exist_ok=True)
         net = _unwrap(model)
@@ -233,17 +234,16 @@ class RecognitionTask:
         save_head(net, out_dir)
         self.tokenizer.save_pretrained(out_dir)
         m = self.config.model
-        self.preprocess.save(
-            out_dir,
-            extra={
-                "size": m.size,
-                "max_target_length": m.max_target_length,
-                "decoding": m.decoding,
-                "joint_ctc_weight": m.joint_ctc_weight,
-                "joint_gate": m.joint_gate,
-                "joint_alternatives": m.joint_alternatives,
-            },
+        spec = RecognizerSpec(
+            self.preprocess,
+            size=m.size,
+            max_target_length=m.max_target_length,
+            decoding=m.decoding,
+            joint_ctc_weight=m.joint_ctc_weight,
+            joint_gate=m.joint_gate,
+            joint_alternatives=m.joint_alternatives,
         )
+        write_spec(out_dir, spec)
 
 
 def _tokenizer_for(pretrained: str):

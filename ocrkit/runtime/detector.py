@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
 
 from ocrkit import boxes as B
 from ocrkit.errors import ModelError
+from ocrkit.model_folder import check_folder
 from ocrkit.preprocess import letterbox
 from ocrkit.runtime.session import create_session
 
@@ -18,13 +18,11 @@ class OnnxDetector:
 
     def __init__(self, folder: str | Path, threads: int | None = None, opt_level: str = "all") -> None:
         folder = Path(folder)
-        settings_path = folder / "ocrkit.json"
-        if not settings_path.is_file():
-            raise ModelError(folder, "not an exported detector folder: ocrkit.json is missing")
-        self.settings = json.loads(settings_path.read_text(encoding="utf-8"))
-        self.longest = int(self.settings["longest"])
-        self.divisor = int(self.settings.get("divisor", 32))
-        self.session = create_session(folder / self.settings.get("onnx", "detector.onnx"), threads, opt_level)
+        spec = check_folder(folder, "detector")
+        if spec.onnx is None:
+            raise ModelError(folder, "not an exported detector folder (run tools/export_onnx.py first)")
+        self.longest, self.divisor = spec.longest, spec.divisor
+        self.session = create_session(folder / spec.onnx, threads, opt_level)
 
     def predict(self, images: list[np.ndarray]) -> list[tuple[np.ndarray, np.ndarray]]:
         results = []

@@ -13,7 +13,7 @@ from ocrkit.decode.ctc import HEAD_DECODINGS, frame_logits, load_head, log_softm
 from ocrkit.decode.joint import model_joint_settings
 from ocrkit.decode.read import read_crops
 from ocrkit.errors import ModelError
-from ocrkit.line_preprocess import LinePreprocess
+from ocrkit.model_folder import check_folder
 from ocrkit.runtime.session import create_session
 
 
@@ -28,7 +28,7 @@ class OnnxRecognizer:
         decoding: str | None = None,
     ) -> None:
         folder = Path(folder)
-        self.prep = LinePreprocess.load(folder)
+        self.prep = check_folder(folder, "recognizer").preprocess
         config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
         self.start_id = int(config["decoder_start_token_id"])
         self.eos_id = int(config["eos_token_id"])

@@ -41,10 +41,11 @@ BODY_SLACK = 64 * 1024  # multipart boundaries and headers around the file
 def describe_models(det_dir: Path, rec_dir: Path, backend: str) -> dict:
     """What /v1/models reports: the model folders' names, a hash of their weights as the version (the
     same digest the ONNX cache uses), and the settings that change results."""
-    from ocrkit.export.cache import weights_digest
+    from ocrkit.model_folder import read_spec, settings_of
+    from ocrkit.zoo import weights_digest
 
     def one(path: Path) -> dict:
-        settings = json.loads((path / "ocrkit.json").read_text())
+        settings = settings_of(read_spec(path))
         keep = ("task", "arch", "size", "longest", "decoding", "score_threshold")
         chosen = {k: settings[k] for k in keep if k in settings}
         return {"name": path.name, "version": weights_digest(path), **chosen}

@@ -1,0 +1,122 @@
+"""The model zoo: the models ocrkit ships, the folder a model name or path stands for, and the ONNX
+copies of the shipped models.
+
+Commands and the OCR pipeline ask here which folder to load instead of knowing where models live.
+The repository ships only torch weights (the ONNX graphs would triple its size), so the ONNX backend
+exports a shipped model once, on first use, into a user cache folder keyed by a hash of its weights:
+new shipped weights get a new export instead of a stale one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import sys
+import tempfile
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+from ocrkit.errors import ModelError
+from ocrkit.model_folder import Kind, has_spec, read_spec, spec_path
+
+MODELS_DIR = Path(__file__).parent / "models"
+DEFAULTS: dict[Kind, str] = {"detector": "detector", "recognizer": "recognizer"}  # kind → shipped name
+
+
+@dataclass(frozen=True)
+class ShippedModel:
+    name: str  # what `resolve` accepts instead of a path
+    kind: Kind
+    path: Path
+
+
+def list_models() -> list[ShippedModel]:
+    """The installed shipped models, by name (a folder without readable settings is none)."""
+    found = []
+    for folder in sorted(MODELS_DIR.iterdir()) if MODELS_DIR.is_dir() else []:
+        try:
+            found.append(ShippedModel(folder.name, read_spec(folder).kind, folder))
+        except ModelError:
+            continue
+    return found
+
+
+def resolve(name_or_path: str | Path | None, kind: Kind) -> Path:
+    """The folder to load as `kind`: None → the shipped default; an existing folder, or a path with a
+    folder in it → that path (its loader reports what is wrong with it); otherwise the shipped model of
+    that name. An existing folder wins over a shipped name, so a local folder is never shadowed."""
+    if name_or_path is None:
+        return _shipped(DEFAULTS[kind], kind)
+    path = Path(name_or_path)
+    if path.is_dir() or len(path.parts) != 1 or not (MODELS_DIR / path.name).is_dir():
+        return path
+    return _shipped(path.name, kind)
+
+
+def _shipped(name: str, kind: Kind) -> Path:
+    folder = MODELS_DIR / name
+    if not has_spec(folder):
+        if name == DEFAULTS[kind]:
+            raise ModelError(folder, f"no default {kind} model installed yet; pass --{kind[:3]}-model DIR")
+        raise ModelError(folder, f"the shipped model {name!r} is not installed")
+    read_spec(folder, kind)  # a shipped model of the other kind fails here, naming it
+    return folder
+
+
+def is_shipped(folder: Path) -> bool:
+    """Whether `folder` is one of the shipped model folders (by place, so a linked one counts too)."""
+    return Path(os.path.abspath(folder)).parent == Path(os.path.abspath(MODELS_DIR))
+
+
+def onnx_folder(folder: Path, kind: Kind) -> Path:
+    """The folder the ONNX backend loads for `folder`: a shipped torch model's cached export (made once),
+    any other folder as it is (it must be an export already: tools/export_onnx.py)."""
+    return cached_onnx_export(folder, kind) if is_shipped(folder) else folder
+
+
+def cache_root() -> Path:
+    """$OCRKIT_CACHE, else $XDG_CACHE_HOME/ocrkit, else ~/.cache/ocrkit."""
+    if os.environ.get("OCRKIT_CACHE"):
+        return Path(os.environ["OCRKIT_CACHE"])
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "ocrkit"
+
+
+def weights_digest(model_dir: Path) -> str:
+    """Short content hash of a model folder's safetensors and settings: its version."""
+    digest = hashlib.sha256()
+    for path in sorted(model_dir.glob("*.safetensors")) + [spec_path(model_dir)]:
+        digest.update(path.name.encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def cached_onnx_export(model_dir: Path, kind: Kind) -> Path:
+    """The ONNX export of `model_dir`, exporting it once if needed.
+
+    The export is written to a temporary folder and renamed into place, so an interrupted export
+    never leaves a half-written folder that would be mistaken for a finished one.
+    """
+    target = cache_root() / "onnx" / f"{kind}-{weights_digest(model_dir)}"
+    if has_spec(target):
+        return target
+    from ocrkit.export.detector import export_detector
+    from ocrkit.export.recognizer import export_recognizer
+
+    print(f"ocrkit: exporting the shipped {kind} to ONNX once, into {target}", file=sys.stderr)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(prefix=f".{kind}-", dir=target.parent))
+    try:
+        with warnings.catch_warnings():  # tracer warnings about Python control flow are not for users
+            warnings.simplefilter("ignore")
+            (export_detector if kind == "detector" else export_recognizer)(model_dir, scratch)
+        try:
+            scratch.rename(target)
+        except OSError:  # another process finished the same export first
+            if not has_spec(target):
+                raise
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return target
