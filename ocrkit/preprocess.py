@@ -134,3 +134,9 @@ def padded_size(height: int, width: int, longest: int, divisor: int = 16) -> tup
     scale = longest / max(height, width)
     rh, rw = max(1, round(height * scale)), max(1, round(width * scale))
     return math.ceil(rh / divisor) * divisor, math.ceil(rw / divisor) * divisor
+
+
+def detector_input(pixels: np.ndarray) -> np.ndarray:
+    """Letterboxed HxWx3 uint8 → float32 [3, H, W] in [0, 1]: D-FINE/RT-DETR rescale only (no mean/std),
+    and the torch and ONNX detectors take the same array."""
+    return np.ascontiguousarray(pixels.transpose(2, 0, 1), dtype=np.float32) / np.float32(255.0)

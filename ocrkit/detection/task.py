@@ -12,6 +12,7 @@ from torch.utils.data import Dataset, Sampler
 
 from ocrkit.data.coco_dataset import AugmentConfig, CocoDetectionDataset
 from ocrkit.data.mixing import MixtureDataset, parse_sources
+from ocrkit.detection.batch import collate_pages
 from ocrkit.detection.config import DetectorConfig
 from ocrkit.detection.factory import create_detector
 from ocrkit.detection.metrics import LineCounts, coco_map
@@ -77,12 +78,7 @@ class DetectionTask:
         return self._val
 
     def collate(self, items: list[dict[str, Any]]) -> dict[str, Any]:
-        return {
-            "pixel_values": torch.stack([it["pixel_values"] for it in items]),
-            "labels": [it["labels"] for it in items],
-            "geometry": [it["geometry"] for it in items],
-            "image_id": [it["image_id"] for it in items],
-        }
+        return collate_pages(items)
 
     def batch_sampler(self, dataset: Dataset, batch_size: int, seed: int) -> Sampler | None:
         return None  # square letterbox: every page has the same size

@@ -58,7 +58,7 @@ class RecognitionTask:
             pad_value=d.pad_value,
         )
         self.tokenizer = _tokenizer_for(m.pretrained)
-        self.collator = LineCollator(self.preprocess)
+        self.collator = LineCollator(self.preprocess, self.tokenizer, m.max_target_length)
         self._val: LinesDataset | None = None
         self._parts: defaultdict[str, float] = defaultdict(float)
         self._case_partners: torch.Tensor | None = None
@@ -85,11 +85,8 @@ class RecognitionTask:
     def train_dataset(self) -> LinesDataset:
         return LinesDataset(
             self.config.data.train,
-            self.tokenizer,
-            self.preprocess,
             augment=self.config.data.augment,
             scan_augment_p=self.config.data.scan_augment,
-            max_target_length=self.config.model.max_target_length,
             max_chars=min(self.config.data.max_chars or 10**9, self.config.model.max_target_length - 1),
             epoch_lines=self.config.data.epoch_lines,
         )
@@ -100,7 +97,11 @@ class RecognitionTask:
     def batch_sampler(self, dataset: Dataset, batch_size: int, seed: int) -> Sampler | None:
         if not self.config.data.bucketing or not isinstance(dataset, LinesDataset):
             return None
-        return AspectRatioBatchSampler(dataset.padded_shapes(), batch_size, seed)
+        return AspectRatioBatchSampler(self.padded_shapes(dataset), batch_size, seed)
+
+    def padded_shapes(self, dataset: LinesDataset) -> list[tuple[int, int]]:
+        """Letterboxed (H, W) per line, from the crop sizes alone (for bucketing)."""
+        return [self.preprocess.padded_shape(h, w) for h, w in dataset.image_sizes()]
 
     # -- loss -----------------------------------------------------------------------------------------
     def units(self, batch: dict[str, Any]) -> int:
@@ -179,14 +180,7 @@ class RecognitionTask:
     def val_dataset(self) -> LinesDataset:
         if self._val is None:
             d = self.config.data
-            self._val = LinesDataset(
-                d.val,
-                self.tokenizer,
-                self.preprocess,
-                augment=False,
-                max_target_length=self.config.model.max_target_length,
-                limit=d.val_limit,
-            )
+            self._val = LinesDataset(d.val, augment=False, limit=d.val_limit)
         return self._val
 
     def evaluate(self, model: torch.nn.Module) -> dict[str, float]:
@@ -201,7 +195,7 @@ class RecognitionTask:
         joint = JointSettings(m.joint_ctc_weight, alternatives=m.joint_alternatives)  # ungated: read all
         names = ("attention",) if head is None else DECODINGS
         counts = {name: ErrorCounts() for name in names}
-        for batch_ids in same_shape_batches(data.padded_shapes(), self.config.data.eval_batch_size):
+        for batch_ids in same_shape_batches(self.padded_shapes(data), self.config.data.eval_batch_size):
             pixels = self.collate([data[i] for i in batch_ids])["pixel_values"].to(device)
             if head is None:
                 readings = {"attention": generate(model, self.tokenizer, pixels)}
