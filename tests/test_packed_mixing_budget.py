@@ -16,7 +16,8 @@ from recognition_data import write_manifest
 from toy_task import ToyTask, toy_settings
 
 from ocrkit.config import ConfigError, load_config
-from ocrkit.data.lines_dataset import read_line_sources, read_manifest
+from ocrkit.data.lines_dataset import read_line_sources
+from ocrkit.data.manifest import read_manifest
 from ocrkit.data.mixing import MixtureDataset, mixture, parse_sources
 from ocrkit.data.packed import decode_image, pack, read_packed_lines, read_packed_pages
 from ocrkit.engine.checkpoint import latest_checkpoint

@@ -8,7 +8,8 @@ import torch
 from recognition_data import write_manifest
 
 from ocrkit.config import ConfigError, from_dict, load_config
-from ocrkit.data.lines_dataset import read_manifest, scan_augment
+from ocrkit.data.lines_dataset import scan_augment
+from ocrkit.data.manifest import read_manifest
 from ocrkit.engine.trainer import accumulate
 from ocrkit.errors import InputError
 from ocrkit.recognition.collate import IGNORE

@@ -21,6 +21,8 @@ from pathlib import Path
 
 from safetensors.torch import load_file, save_file
 
+from ocrkit.config import ConfigError, split_override
+
 
 def ship(src: Path, dst: Path, settings: dict | None = None) -> None:
     dst.mkdir(parents=True, exist_ok=True)
@@ -49,15 +51,13 @@ def main() -> int:
     args = parser.parse_args()
     settings = {}
     for item in args.settings:
-        key, sep, value = item.partition("=")
-        if not sep:
-            parser.error(f"--set {item!r}: expected KEY=VALUE")
         try:
-            settings[key] = json.loads(value)
+            key, raw = split_override(item)
+            settings[key] = json.loads(raw)
+        except ConfigError as exc:
+            parser.error(str(exc))
         except json.JSONDecodeError:
-            parser.error(
-                f"--set {item!r}: VALUE must be JSON (a number, true/false, null or a quoted string)"
-            )
+            parser.error(f"--set {item!r}: VALUE must be JSON (a number, true/false, null or a quoted text)")
     known = json.loads((args.src / "ocrkit.json").read_text(encoding="utf-8")) if settings else {}
     unknown = sorted(set(settings) - set(known))
     if unknown:  # a typo would otherwise ship a setting nothing reads

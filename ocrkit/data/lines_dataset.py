@@ -1,6 +1,5 @@
-"""Line-recognition dataset: a JSONL manifest of `{"image": path, "text": ...}` records.
+"""Line-recognition dataset: a JSONL manifest of `{"image": path, "text": ...}` records (manifest.py).
 
-Relative image paths resolve against the manifest's folder; absolute paths are used as they are.
 Optional "width"/"height" keys spare the bucketing sampler from opening every image header.
 Items are the (augmented) crop and its text as they are: the recognizer's collator letterboxes and
 tokenizes them with the model's own settings, so this module knows nothing about any model.
@@ -8,7 +7,6 @@ tokenizes them with the model's own settings, so this module knows nothing about
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -18,41 +16,11 @@ import numpy as np
 from PIL import Image
 from torch.utils.data import Dataset
 
+from ocrkit.data.manifest import read_manifest
 from ocrkit.data.mixing import mixture, parse_sources
 from ocrkit.data.packed import decode_image, is_packed, read_packed_lines
 from ocrkit.errors import InputError
 from ocrkit.io import load_image
-
-
-def read_manifest(path: str | Path, require_text: bool = True) -> list[dict[str, Any]]:
-    """Records with "image" resolved to an absolute path (the original value kept in "image_ref")."""
-    path = Path(path)
-    if not path.is_file():
-        raise InputError(path, "manifest not found")
-    records = []
-    with path.open(encoding="utf-8") as fh:
-        for n, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"{path}:{n}", f"invalid JSON ({exc.msg})") from None
-            if not isinstance(rec, dict) or not isinstance(rec.get("image"), str):
-                raise InputError(f"{path}:{n}", 'expected an object with an "image" path')
-            if require_text and not isinstance(rec.get("text"), str):
-                raise InputError(f"{path}:{n}", 'missing "text"')
-            image = Path(rec["image"])
-            records.append(
-                {
-                    **rec,
-                    "image_ref": rec["image"],
-                    "image": str(image if image.is_absolute() else path.parent / image),
-                }
-            )
-    if not records:
-        raise InputError(path, "manifest has no records")
-    return records
 
 
 def light_augment() -> A.Compose:

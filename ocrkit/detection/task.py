@@ -18,6 +18,7 @@ from ocrkit.detection.factory import create_detector
 from ocrkit.detection.metrics import LineCounts, coco_map
 from ocrkit.detection.postprocess import postprocess
 from ocrkit.detection.predictor import SETTINGS_FILE, detector_settings, raw_outputs
+from ocrkit.engine.param_groups import param_groups
 
 MAP_SCORE_THRESHOLD = 0.01  # mAP ranks all detections; P/R/F1 uses the configured threshold
 
@@ -44,19 +45,7 @@ class DetectionTask:
     def param_groups(self, model: torch.nn.Module, lr: float, weight_decay: float) -> list[dict]:
         """Backbone at lr × backbone_lr_mult; no weight decay on norms, biases and other 1-D tensors."""
         mult = self.cfg.train.backbone_lr_mult
-        groups: dict[tuple[bool, bool], list[torch.nn.Parameter]] = {}
-        for name, param in model.named_parameters():
-            if param.requires_grad:
-                key = (".backbone." in f".{name}", param.ndim <= 1)
-                groups.setdefault(key, []).append(param)
-        return [
-            {
-                "params": params,
-                "lr": lr * (mult if backbone else 1.0),
-                "weight_decay": 0.0 if flat else weight_decay,
-            }
-            for (backbone, flat), params in sorted(groups.items())
-        ]
+        return param_groups(model, lr, weight_decay, lambda name: ".backbone." in f".{name}", mult)
 
     # -- data -----------------------------------------------------------------------------------
     def _dataset(self, ann_file: str, augment: AugmentConfig | None, limit: int = 0) -> CocoDetectionDataset:

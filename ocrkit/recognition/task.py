@@ -21,6 +21,7 @@ from transformers import VisionEncoderDecoderModel
 from transformers.models.vision_encoder_decoder.modeling_vision_encoder_decoder import shift_tokens_right
 
 from ocrkit.data.lines_dataset import LinesDataset
+from ocrkit.engine.param_groups import param_groups
 from ocrkit.recognition.buckets import same_shape_batches
 from ocrkit.recognition.case_folding import case_partners, fold_cases
 from ocrkit.recognition.collate import IGNORE, LineCollator
@@ -164,17 +165,15 @@ class RecognitionTask:
 
     def param_groups(self, model: torch.nn.Module, lr: float, weight_decay: float) -> list[dict]:
         """Encoder at lr × backbone_lr_mult; no weight decay on biases, norms, embeddings."""
-        enc_lr = lr * self.config.train.backbone_lr_mult
-        groups: dict[tuple[float, float], list[torch.nn.Parameter]] = {}
-        seen: set[int] = set()
-        for name, p in model.named_parameters():
-            if not p.requires_grad or id(p) in seen:
-                continue
-            seen.add(id(p))
-            group_lr = enc_lr if name.startswith("encoder.") else lr
-            decay = 0.0 if p.ndim < 2 or any(k in name.lower() for k in _NO_DECAY) else weight_decay
-            groups.setdefault((group_lr, decay), []).append(p)
-        return [{"params": ps, "lr": g_lr, "weight_decay": wd} for (g_lr, wd), ps in groups.items()]
+        return param_groups(
+            model,
+            lr,
+            weight_decay,
+            lambda name: name.startswith("encoder."),
+            self.config.train.backbone_lr_mult,
+            no_decay_names=_NO_DECAY,
+            by_setting=True,
+        )
 
     # -- evaluation and export ------------------------------------------------------------------------
     def val_dataset(self) -> LinesDataset:
