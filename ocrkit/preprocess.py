@@ -94,26 +94,17 @@ def letterbox(
         raise ValueError(f"empty image of shape {img.shape}")
     # LongestMaxSize rounds the short side; a 1-px sliver must still keep at least one pixel.
     resized = A.LongestMaxSize(max_size=longest, interpolation=interpolation, p=1.0)(image=img)["image"]
-    if square:
-        pad = A.PadIfNeeded(
-            min_height=longest,
-            min_width=longest,
-            position="top_left",
-            border_mode=cv2.BORDER_CONSTANT,
-            fill=pad_value,
-            p=1.0,
-        )
-    else:
-        pad = A.PadIfNeeded(
-            min_height=None,
-            min_width=None,
-            pad_height_divisor=divisor,
-            pad_width_divisor=divisor,
-            position="top_left",
-            border_mode=cv2.BORDER_CONSTANT,
-            fill=pad_value,
-            p=1.0,
-        )
+    size, multiple = (longest, None) if square else (None, divisor)  # a fixed square, or multiples of divisor
+    pad = A.PadIfNeeded(
+        min_height=size,
+        min_width=size,
+        pad_height_divisor=multiple,
+        pad_width_divisor=multiple,
+        position="top_left",
+        border_mode=cv2.BORDER_CONSTANT,
+        fill=pad_value,
+        p=1.0,
+    )
     out = pad(image=resized)["image"]
     rh, rw = resized.shape[:2]
     oh, ow = out.shape[:2]
