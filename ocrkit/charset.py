@@ -8,9 +8,3 @@ _LATIN_EXT_A = "".join(chr(c) for c in range(0x100, 0x180))
 _EXTRA = "€£°§¶–—‘’‚“”„‹›…•·†‡′″ﬁﬂ✓№™ẞ"  # typographic quotes/dashes, ſ is in Extended-A (U+017F)
 
 DEFAULT_CHARSET: str = "".join(dict.fromkeys(_ASCII + _LATIN1 + _LATIN_EXT_A + _EXTRA))
-
-
-def filter_text(text: str, charset: str = DEFAULT_CHARSET) -> str:
-    """Drop characters outside `charset` (keeps generated labels exactly renderable and tokenizable)."""
-    allowed = set(charset)
-    return "".join(ch for ch in text if ch in allowed)

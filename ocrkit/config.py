@@ -50,15 +50,21 @@ def read_yaml(path: str | Path) -> dict:
     return _deep_merge(merged, data)
 
 
+def split_override(item: str) -> tuple[str, str]:
+    """`--set key=value` → (key, raw value): the one syntax every `--set` option shares."""
+    key, sep, raw = item.partition("=")
+    if not sep or not key.strip():
+        raise ConfigError(f"--set {item!r}: expected KEY=VALUE")
+    return key.strip(), raw
+
+
 def apply_overrides(data: dict, overrides: list[str]) -> dict:
     """Apply `a.b.c=value` strings; the value is parsed as YAML (numbers, bools, lists)."""
     data = dict(data)
     for item in overrides:
-        if "=" not in item:
-            raise ConfigError(f"override {item!r}: expected key=value")
-        key, raw = item.split("=", 1)
+        key, raw = split_override(item)
         node = data
-        parts = key.strip().split(".")
+        parts = key.split(".")
         for part in parts[:-1]:
             node = node.setdefault(part, {})
             if not isinstance(node, dict):

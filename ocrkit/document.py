@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from ocrkit.reading_order import ROW_OVERLAP
+from ocrkit.reading_order import same_row
 
 
 @dataclass
@@ -41,7 +41,7 @@ class Page:
         out: list[str] = []
         prev: Line | None = None
         for line in self.lines:
-            if prev is not None and _same_row(prev.bbox, line.bbox):
+            if prev is not None and same_row(prev.bbox, line.bbox):
                 out[-1] += " " + line.text
             else:
                 out.append(line.text)
@@ -84,8 +84,3 @@ class Page:
 
     def boxes(self) -> np.ndarray:
         return np.array([line.bbox for line in self.lines], np.float32).reshape(-1, 4)
-
-
-def _same_row(a: list[float], b: list[float]) -> bool:
-    overlap = min(a[3], b[3]) - max(a[1], b[1])
-    return overlap >= ROW_OVERLAP * max(1e-6, min(a[3] - a[1], b[3] - b[1]))

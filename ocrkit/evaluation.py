@@ -150,3 +150,12 @@ def score_records(gt: list[dict], pred: list[dict]) -> dict[str, dict]:
         k: {"lines": n, "cer": c.cer, "wer": c.wer}
         for k, (n, c) in sorted(totals.items(), key=lambda kv: (kv[0] == "all", kv[0]))
     }
+
+
+def markdown_table(rows: list[dict], keys: list[str]) -> str:
+    """Result rows as a Markdown table: floats to 3 decimals, a missing value as "–"."""
+    lines = ["| " + " | ".join(keys) + " |", "|" + "---|" * len(keys)]
+    for r in rows:
+        cells = (f"{r[k]:.3f}" if isinstance(r.get(k), float) else str(r.get(k, "–")) for k in keys)
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)

@@ -94,26 +94,17 @@ def letterbox(
         raise ValueError(f"empty image of shape {img.shape}")
     # LongestMaxSize rounds the short side; a 1-px sliver must still keep at least one pixel.
     resized = A.LongestMaxSize(max_size=longest, interpolation=interpolation, p=1.0)(image=img)["image"]
-    if square:
-        pad = A.PadIfNeeded(
-            min_height=longest,
-            min_width=longest,
-            position="top_left",
-            border_mode=cv2.BORDER_CONSTANT,
-            fill=pad_value,
-            p=1.0,
-        )
-    else:
-        pad = A.PadIfNeeded(
-            min_height=None,
-            min_width=None,
-            pad_height_divisor=divisor,
-            pad_width_divisor=divisor,
-            position="top_left",
-            border_mode=cv2.BORDER_CONSTANT,
-            fill=pad_value,
-            p=1.0,
-        )
+    size, multiple = (longest, None) if square else (None, divisor)  # a fixed square, or multiples of divisor
+    pad = A.PadIfNeeded(
+        min_height=size,
+        min_width=size,
+        pad_height_divisor=multiple,
+        pad_width_divisor=multiple,
+        position="top_left",
+        border_mode=cv2.BORDER_CONSTANT,
+        fill=pad_value,
+        p=1.0,
+    )
     out = pad(image=resized)["image"]
     rh, rw = resized.shape[:2]
     oh, ow = out.shape[:2]
@@ -134,3 +125,9 @@ def padded_size(height: int, width: int, longest: int, divisor: int = 16) -> tup
     scale = longest / max(height, width)
     rh, rw = max(1, round(height * scale)), max(1, round(width * scale))
     return math.ceil(rh / divisor) * divisor, math.ceil(rw / divisor) * divisor
+
+
+def detector_input(pixels: np.ndarray) -> np.ndarray:
+    """Letterboxed HxWx3 uint8 → float32 [3, H, W] in [0, 1]: D-FINE/RT-DETR rescale only (no mean/std),
+    and the torch and ONNX detectors take the same array."""
+    return np.ascontiguousarray(pixels.transpose(2, 0, 1), dtype=np.float32) / np.float32(255.0)

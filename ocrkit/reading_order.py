@@ -6,6 +6,8 @@ each side wide); receipts and tables (narrow price/number columns) are read row 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 ROW_OVERLAP = 0.5  # two boxes share a row when they overlap vertically by ≥ half the smaller height
@@ -13,7 +15,8 @@ MIN_COLUMN_LINES = 3
 MIN_COLUMN_WIDTH = 0.3  # each side's median line width, as a fraction of the region's width
 
 
-def _same_row(a: np.ndarray, b: np.ndarray) -> bool:
+def same_row(a: Sequence[float], b: Sequence[float]) -> bool:
+    """Whether two xyxy boxes share a row: they overlap vertically by ≥ ROW_OVERLAP of the smaller height."""
     overlap = min(a[3], b[3]) - max(a[1], b[1])
     return overlap >= ROW_OVERLAP * max(1e-6, min(a[3] - a[1], b[3] - b[1]))
 
@@ -23,7 +26,7 @@ def group_rows(boxes: np.ndarray, idx: list[int]) -> list[list[int]]:
     rows: list[list[int]] = []
     for i in sorted(idx, key=lambda k: (boxes[k, 1] + boxes[k, 3]) / 2):
         for row in rows:
-            if any(_same_row(boxes[i], boxes[j]) for j in row):
+            if any(same_row(boxes[i], boxes[j]) for j in row):
                 row.append(i)
                 break
         else:

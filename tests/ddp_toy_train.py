@@ -7,23 +7,14 @@ import torch
 from safetensors.torch import save_file
 
 sys.path.insert(0, str(Path(__file__).parent))  # the toy task lives beside this test helper
-from toy_task import ToyTask  # noqa: E402
+from toy_task import ToyTask, toy_settings  # noqa: E402
 
-from ocrkit.engine.settings import TrainSettings  # noqa: E402
 from ocrkit.engine.trainer import Trainer  # noqa: E402
 
 out = Path(sys.argv[1])
-settings = TrainSettings(
-    out_dir=str(out),
-    steps=6,
-    batch_size=4,
-    grad_accum=2,
-    lr=1e-2,
-    warmup_steps=2,
-    eval_every=0,
-    save_every=3,
-    log_every=1,
-    torch_threads=1,
+# the engine tests' run, shortened: no evaluation, a checkpoint halfway
+settings = toy_settings(
+    out, steps=6, warmup_steps=2, eval_every=0, save_every=3, log_every=1, ema_decay=0.0, best_metric=""
 )
 trainer = Trainer(ToyTask(), settings)
 trainer.fit()

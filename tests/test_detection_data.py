@@ -5,6 +5,7 @@ from detection_pages import make_coco
 
 from ocrkit import boxes as B
 from ocrkit.data.coco_dataset import AugmentConfig, CocoDetectionDataset
+from ocrkit.detection.batch import collate_pages
 from ocrkit.errors import InputError
 
 
@@ -12,20 +13,22 @@ def test_dataset_letterboxes_and_labels_round_trip(tmp_path):
     ann = make_coco(tmp_path, n_images=2, size=(120, 200))
     data = CocoDetectionDataset(ann, longest=96, divisor=32, square=True, augment=None)
     item = data[1]
-    assert item["pixel_values"].shape == (3, 96, 96)
-    assert (
-        item["pixel_values"].dtype == torch.float32
-        and 0 <= item["pixel_values"].min() <= item["pixel_values"].max() <= 1
-    )
+    assert item["pixels"].shape == (96, 96, 3) and item["pixels"].dtype == np.uint8
+    np.testing.assert_array_equal(item["boxes"], data.boxes_xyxy(item["image_id"]))  # pixels, unencoded
+    batch = collate_pages([item])
+    pixel_values = batch["pixel_values"][0]
+    assert pixel_values.shape == (3, 96, 96)
+    assert pixel_values.dtype == torch.float32 and 0 <= pixel_values.min() <= pixel_values.max() <= 1
+    np.testing.assert_array_equal(pixel_values.numpy(), item["pixels"].transpose(2, 0, 1) / np.float32(255))
     g = item["geometry"]
     assert (g.width, g.height) == (96, 96) and g.resized_size == (96, 58)
-    labels = item["labels"]
+    labels = batch["labels"][0]
     assert labels["class_labels"].tolist() == [0] * len(labels["boxes"])
     pix = B.denormalize(B.cxcywh_to_xyxy(labels["boxes"].numpy()), g.width, g.height)
     np.testing.assert_allclose(g.unmap(pix), data.boxes_xyxy(item["image_id"]), atol=1.0)
     # the label box covers the dark bar in the letterboxed image
     x0, y0, x1, y1 = pix[0].round().astype(int)
-    img = item["pixel_values"].mean(0).numpy()
+    img = pixel_values.mean(0).numpy()
     assert img[y0 + 1 : y1 - 1, x0 + 1 : x1 - 1].mean() < 0.3 and img[g.resized_size[1] + 2 :, :].max() == 0
 
 
@@ -41,11 +44,13 @@ def test_augmented_boxes_still_cover_the_lines(tmp_path):
     torch.manual_seed(0)
     item = data[0]
     torch.manual_seed(0)
-    np.testing.assert_array_equal(data[0]["pixel_values"], item["pixel_values"])  # seeded → repeatable
-    assert len(item["labels"]["boxes"]) == len(data.boxes_xyxy(1))
+    np.testing.assert_array_equal(data[0]["pixels"], item["pixels"])  # seeded → repeatable
+    batch = collate_pages([item])
+    labels = batch["labels"][0]
+    assert len(labels["boxes"]) == len(data.boxes_xyxy(1))
     g = item["geometry"]
-    img = item["pixel_values"].mean(0).numpy()
-    for box in B.denormalize(B.cxcywh_to_xyxy(item["labels"]["boxes"].numpy()), g.width, g.height):
+    img = batch["pixel_values"][0].mean(0).numpy()
+    for box in B.denormalize(B.cxcywh_to_xyxy(labels["boxes"].numpy()), g.width, g.height):
         x0, y0, x1, y1 = box.round().astype(int)
         assert img[y0 + 1 : y1 - 1, x0 + 1 : x1 - 1].mean() < 0.35
 

@@ -19,11 +19,22 @@ from ocrkit.runtime import OnnxDetector, OnnxRecognizer
 HERE = Path(__file__).parent
 
 
+def exported(export, model_dir: Path, out: Path) -> tuple[Path, Path]:
+    """(torch model folder, its ONNX export)."""
+    export(model_dir, out)
+    return model_dir, out
+
+
 @pytest.fixture(scope="module")
 def detector_dirs(tiny_detector_dir, tmp_path_factory):
-    out = tmp_path_factory.mktemp("det_onnx")
-    export_detector(tiny_detector_dir, out)
-    return tiny_detector_dir, out
+    return exported(export_detector, tiny_detector_dir, tmp_path_factory.mktemp("det_onnx"))
+
+
+def test_exported_graph_contains_nms(detector_dirs):
+    import onnx
+
+    ops = {node.op_type for node in onnx.load(str(detector_dirs[1] / "detector.onnx")).graph.node}
+    assert {"NonMaxSuppression", "TopK", "Trilu"} <= ops
 
 
 def test_detector_onnx_matches_torch_with_nms_in_graph(detector_dirs):
@@ -37,18 +48,9 @@ def test_detector_onnx_matches_torch_with_nms_in_graph(detector_dirs):
         np.testing.assert_allclose(os_, ts, atol=1e-4)
 
 
-def test_exported_graph_contains_nms(detector_dirs):
-    import onnx
-
-    ops = {node.op_type for node in onnx.load(str(detector_dirs[1] / "detector.onnx")).graph.node}
-    assert {"NonMaxSuppression", "TopK", "Trilu"} <= ops
-
-
 @pytest.fixture(scope="module")
 def recognizer_dirs(tiny_recognizer_dir, tmp_path_factory):
-    out = tmp_path_factory.mktemp("rec_onnx")
-    export_recognizer(tiny_recognizer_dir, out)
-    return tiny_recognizer_dir, out
+    return exported(export_recognizer, tiny_recognizer_dir, tmp_path_factory.mktemp("rec_onnx"))
 
 
 def test_recognizer_onnx_greedy_matches_torch(recognizer_dirs):

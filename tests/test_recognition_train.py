@@ -8,7 +8,8 @@ import torch
 from recognition_data import write_manifest
 
 from ocrkit.config import ConfigError, from_dict, load_config
-from ocrkit.data.lines_dataset import read_manifest, scan_augment
+from ocrkit.data.lines_dataset import scan_augment
+from ocrkit.data.manifest import read_manifest
 from ocrkit.engine.trainer import accumulate
 from ocrkit.errors import InputError
 from ocrkit.line_preprocess import LinePreprocess
@@ -48,18 +49,21 @@ def test_manifest_paths_and_errors(manifest, tmp_path):
 def test_dataset_items_and_collate(manifest, tmp_path):
     task = RecognitionTask(tiny_config(manifest, tmp_path))
     data = task.train_dataset()
-    item = data[2]
-    assert item["image"].dtype == np.uint8 and item["image"].shape[0] % 16 == 0
-    assert item["image"].shape[1] == 128
-    assert item["labels"][-1] == task.tokenizer.eos_token_id and len(item["labels"]) == len(TEXTS[2]) + 1
-    assert [data[i]["image"].shape[:2] for i in range(len(data))] == data.padded_shapes()
+    item = data[2]  # the crop and its text as they are: the task's collator letterboxes and tokenizes
+    assert item["image"].dtype == np.uint8 and item["image"].shape[:2] == data.image_sizes()[2]
+    assert item["text"] == TEXTS[2] and item["case_sensitive"] is True
+    shapes = task.padded_shapes(data)
+    assert [task.preprocess.apply(data[i]["image"]).shape[:2] for i in range(len(data))] == shapes
+    assert all(h % 16 == 0 for h, _ in shapes) and shapes[2][1] == 128
+    alone = task.collate([item])["labels"][0]
+    assert alone[-1] == task.tokenizer.eos_token_id and len(alone) == len(TEXTS[2]) + 1
     batch = task.collate([data[0], data[2], data[3]])
-    assert batch["pixel_values"].shape == (3, 3, max(data.padded_shapes()[i][0] for i in (0, 2, 3)), 128)
+    assert batch["pixel_values"].shape == (3, 3, max(shapes[i][0] for i in (0, 2, 3)), 128)
     assert batch["pixel_values"].min() >= -1.0 and batch["pixel_values"].max() <= 1.0
     assert batch["labels"].shape == (3, len(TEXTS[2]) + 1) and (batch["labels"][1] != IGNORE).all()
     assert task.units(batch) == sum(len(TEXTS[i]) + 1 for i in (0, 2, 3))
     # batch padding uses the letterbox pad value (normalised 0 → -1)
-    assert (batch["pixel_values"][0, :, data.padded_shapes()[0][0] :, :] == -1.0).all()
+    assert (batch["pixel_values"][0, :, shapes[0][0] :, :] == -1.0).all()
 
 
 def test_max_chars_skips_long_lines_instead_of_truncating(manifest, tmp_path):
@@ -191,7 +195,7 @@ def test_blank_crops_train_to_read_nothing(tmp_path):
     cfg.model.ctc_weight = 0.5
     task = RecognitionTask(cfg)
     data = task.train_dataset()
-    assert list(data[0]["labels"]) == [task.tokenizer.eos_token_id]
+    assert task.collate([data[0]])["labels"][0].tolist() == [task.tokenizer.eos_token_id]
     torch.manual_seed(0)
     model = task.build_model()
     loss = task.loss(model, task.collate([data[0], data[1]]))

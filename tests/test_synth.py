@@ -230,15 +230,16 @@ def test_every_registered_font_loads_and_is_documented() -> None:
 def test_issue_head_letter_spaces_the_year_and_labels_it_unspaced() -> None:
     import re
 
-    from ocrkit.data.synth import fonts, layouts
+    from ocrkit.data.synth import fonts
     from ocrkit.data.synth.canvas import Canvas
+    from ocrkit.data.synth.layouts.prose import issue_head
     from ocrkit.data.synth.text import TextGen
 
     font, size = fonts.STYLES["fraktur"][0], 24
     for seed in range(5):
         rng = np.random.default_rng(seed)
         cv = Canvas(1200, 1700, rng, DEFAULT_CHARSET)
-        layouts._issue_head(cv, TextGen(rng, "de_DE"), font, size, 100, 1100, 50, 1600, lambda s: s)
+        issue_head(cv, TextGen(rng, "de_DE"), font, size, 100, 1100, 50, 1600, lambda s: s)
         (year,) = [ln for ln in cv.lines if re.fullmatch(r"1[6-8]\d\d\.?", ln.text)]
         natural = fonts.load(font, year.size).getlength(year.text)
         # at least 0.3 of the size between letters, drawn: the ink is that much wider than the plain string

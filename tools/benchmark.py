@@ -106,7 +106,7 @@ def run_engine(engine: str, images: list[Path], out: Path, args: argparse.Namesp
 
 
 def cmd_pages(args: argparse.Namespace) -> int:
-    from ocrkit.evaluation import load_coco, read_prediction_dir, score_subset
+    from ocrkit.evaluation import load_coco, markdown_table, read_prediction_dir, score_subset
 
     src = Path(args.pages)
     coco_path = (
@@ -136,13 +136,7 @@ def cmd_pages(args: argparse.Namespace) -> int:
             row.update(f1=s["f1"], cer=s["cer"], bow_f1=s["bow_f1"])
         rows.append(row)
     keys = ["engine", "s_per_page", "peak_rss_mib", "f1", "cer", "bow_f1"]
-    print("| " + " | ".join(keys) + " |\n|" + "---|" * len(keys))
-    for r in rows:
-        print(
-            "| "
-            + " | ".join(f"{r[k]:.3f}" if isinstance(r.get(k), float) else str(r.get(k, "–")) for k in keys)
-            + " |"
-        )
+    print(markdown_table(rows, keys))
     Path(args.work).mkdir(parents=True, exist_ok=True)
     (Path(args.work) / "results.json").write_text(json.dumps(rows, indent=2), encoding="utf-8")
     return 0

@@ -19,7 +19,14 @@ import sys
 from pathlib import Path
 
 from ocrkit.boxes import xywh_to_xyxy
-from ocrkit.evaluation import drop_unconfident, read_prediction_dir, score_records, score_subset
+from ocrkit.data.manifest import read_jsonl
+from ocrkit.evaluation import (
+    drop_unconfident,
+    markdown_table,
+    read_prediction_dir,
+    score_records,
+    score_subset,
+)
 
 
 def coco_files(paths: list[str]) -> list[Path]:
@@ -57,15 +64,12 @@ def run_ocrkit(coco_path: Path, args: argparse.Namespace) -> dict:
     return pages
 
 
-def print_table(rows: dict[str, dict], keys: list[str]) -> None:
-    print("| subset | " + " | ".join(keys) + " |")
-    print("|---|" + "---|" * len(keys))
-    for name, r in rows.items():
-        print(
-            f"| {name} | "
-            + " | ".join(f"{r[k]:.3f}" if isinstance(r[k], float) else str(r[k]) for k in keys)
-            + " |"
-        )
+def report(results: dict[str, dict], keys: list[str], json_path: str | None) -> int:
+    """Print the results per subset as a table, write them as JSON when asked; the exit code."""
+    print(markdown_table([{"subset": name, **r} for name, r in results.items()], ["subset", *keys]))
+    if json_path:
+        Path(json_path).write_text(json.dumps(results, indent=2), encoding="utf-8")
+    return 0
 
 
 def cmd_pages(args: argparse.Namespace) -> int:
@@ -83,22 +87,13 @@ def cmd_pages(args: argparse.Namespace) -> int:
             )
             label = name if threshold is None else f"{name} (det_score >= {threshold:g})"
             results[label] = score_subset(coco_path, kept, name)
-    print_table(
-        results, ["pages", "precision", "recall", "f1", "map", "map50", "cer", "bow_f1", "s_per_page"]
-    )
-    if args.json:
-        Path(args.json).write_text(json.dumps(results, indent=2), encoding="utf-8")
-    return 0
+    keys = ["pages", "precision", "recall", "f1", "map", "map50", "cer", "bow_f1", "s_per_page"]
+    return report(results, keys, args.json)
 
 
 def cmd_rec(args: argparse.Namespace) -> int:
-    gt = [json.loads(x) for x in Path(args.gt).read_text(encoding="utf-8").splitlines() if x.strip()]
-    pred = [json.loads(x) for x in Path(args.pred).read_text(encoding="utf-8").splitlines() if x.strip()]
-    results = score_records(gt, pred)
-    print_table(results, ["lines", "cer", "wer"])
-    if args.json:
-        Path(args.json).write_text(json.dumps(results, indent=2), encoding="utf-8")
-    return 0
+    gt, pred = read_jsonl(args.gt, "ground truth"), read_jsonl(args.pred, "predictions")
+    return report(score_records(gt, pred), ["lines", "cer", "wer"], args.json)
 
 
 def main() -> int:

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from safetensors.torch import load_file, save_file
 
+from ocrkit.config import ConfigError, split_override
 from ocrkit.errors import ModelError
 from ocrkit.model_folder import Spec, read_spec, with_settings, write_spec
 
@@ -51,11 +52,11 @@ def main() -> int:
     args = parser.parse_args()
     settings = {}
     for item in args.settings:
-        key, sep, value = item.partition("=")
-        if not sep:
-            parser.error(f"--set {item!r}: expected KEY=VALUE")
         try:
-            settings[key] = json.loads(value)
+            key, raw = split_override(item)
+            settings[key] = json.loads(raw)
+        except ConfigError as exc:
+            parser.error(str(exc))
         except json.JSONDecodeError:
             parser.error(
                 f"--set {item!r}: VALUE must be JSON (a number, true/false, null or a quoted string)"

@@ -14,13 +14,7 @@ from ocrkit.engine.command import train_command
 
 
 def main(argv: list[str] | None = None) -> int:
-    return train_command(
-        __doc__.splitlines()[0],
-        DetectorConfig,
-        DetectionTask,
-        "detector YAML config (configs/detector/*.yaml)",
-        argv,
-    )
+    return train_command(__doc__, DetectorConfig, DetectionTask, argv)
 
 
 if __name__ == "__main__":

@@ -15,13 +15,7 @@ from ocrkit.recognition.task import RecognitionTask
 
 
 def main(argv: list[str] | None = None) -> int:
-    return train_command(
-        __doc__.splitlines()[0],
-        RecognizerConfig,
-        RecognitionTask,
-        "recognizer YAML config (configs/recognizer/*.yaml)",
-        argv,
-    )
+    return train_command(__doc__, RecognizerConfig, RecognitionTask, argv)
 
 
 if __name__ == "__main__":

@@ -1,8 +1,9 @@
-"""COCO line-detection dataset: page images from disk → letterboxed tensors + DETR labels.
+"""COCO line-detection dataset: page images from disk → letterboxed pages + their line boxes in pixels.
 
 Pages are pre-rendered once and read from disk every epoch (rendering on the fly would compete
 with training for the CPU). Augmentations run on the original page with box tracking, then the
-EXACT inference letterbox is applied (DETR detectors are sensitive to resize differences).
+EXACT inference letterbox is applied (DETR detectors are sensitive to resize differences). Turning
+pages and boxes into the model's tensors and labels is the detector's job (ocrkit.detection.batch).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from ocrkit import boxes as B
 from ocrkit.data.packed import decode_image, is_packed, read_packed_pages
 from ocrkit.errors import InputError
 from ocrkit.io import load_image
-from ocrkit.preprocess import Geometry, letterbox
+from ocrkit.preprocess import letterbox
 
 
 @dataclass
@@ -89,8 +90,8 @@ def load_coco(ann_file: str | Path) -> COCO:
 
 
 class CocoDetectionDataset(Dataset):
-    """Items: {"pixel_values": float [3, H, W] in [0, 1], "labels": {"class_labels", "boxes" (normalised
-    cxcywh of the letterboxed image)}, "geometry": Geometry, "image_id": int}."""
+    """Items: {"pixels": letterboxed HxWx3 uint8, "boxes": xyxy float32 [N, 4] in the pixels of the
+    (augmented) page before the letterbox, "geometry": Geometry (that letterbox), "image_id": int}."""
 
     def __init__(
         self,
@@ -170,23 +171,4 @@ class CocoDetectionDataset(Dataset):
             out = self.augment(image=image, bboxes=xyxy, labels=np.zeros(len(xyxy), np.int64))
             image, xyxy = out["image"], np.asarray(out["bboxes"], np.float32).reshape(-1, 4)
         pixels, geometry = letterbox(image, self.longest, self.divisor, square=self.square)
-        return {
-            "pixel_values": to_tensor(pixels),
-            "labels": make_labels(xyxy, geometry),
-            "geometry": geometry,
-            "image_id": image_id,
-        }
-
-
-def to_tensor(pixels: np.ndarray) -> torch.Tensor:
-    """HxWx3 uint8 → float [3, H, W] in [0, 1] (D-FINE/RT-DETR processors rescale, no mean/std)."""
-    return torch.from_numpy(np.ascontiguousarray(pixels.transpose(2, 0, 1))).float().div_(255.0)
-
-
-def make_labels(xyxy: np.ndarray, geometry: Geometry) -> dict[str, torch.Tensor]:
-    """Original-pixel xyxy boxes → HF DETR labels in the letterboxed frame (normalised cxcywh)."""
-    mapped = B.normalize(geometry.map(xyxy), geometry.width, geometry.height).clip(0, 1)
-    return {
-        "class_labels": torch.zeros(len(mapped), dtype=torch.int64),
-        "boxes": torch.from_numpy(B.xyxy_to_cxcywh(mapped)),
-    }
+        return {"pixels": pixels, "boxes": xyxy, "geometry": geometry, "image_id": image_id}

@@ -1,14 +1,12 @@
-"""Line-recognition dataset: a JSONL manifest of `{"image": path, "text": ...}` records.
+"""Line-recognition dataset: a JSONL manifest of `{"image": path, "text": ...}` records (manifest.py).
 
-Relative image paths resolve against the manifest's folder; absolute paths are used as they are.
 Optional "width"/"height" keys spare the bucketing sampler from opening every image header.
-Augmentation runs on the raw crop (light, plus optionally a stronger scan block), then the exact
-inference letterbox (LinePreprocess.apply).
+Items are the (augmented) crop and its text as they are: the recognizer's collator letterboxes and
+tokenizes them with the model's own settings, so this module knows nothing about any model.
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -17,45 +15,12 @@ import cv2
 import numpy as np
 from PIL import Image
 from torch.utils.data import Dataset
-from transformers import PreTrainedTokenizerBase
 
+from ocrkit.data.manifest import read_manifest
 from ocrkit.data.mixing import mixture, parse_sources
 from ocrkit.data.packed import decode_image, is_packed, read_packed_lines
 from ocrkit.errors import InputError
 from ocrkit.io import load_image
-from ocrkit.line_preprocess import LinePreprocess
-from ocrkit.recognition.tokenizer import encode_label
-
-
-def read_manifest(path: str | Path, require_text: bool = True) -> list[dict[str, Any]]:
-    """Records with "image" resolved to an absolute path (the original value kept in "image_ref")."""
-    path = Path(path)
-    if not path.is_file():
-        raise InputError(path, "manifest not found")
-    records = []
-    with path.open(encoding="utf-8") as fh:
-        for n, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"{path}:{n}", f"invalid JSON ({exc.msg})") from None
-            if not isinstance(rec, dict) or not isinstance(rec.get("image"), str):
-                raise InputError(f"{path}:{n}", 'expected an object with an "image" path')
-            if require_text and not isinstance(rec.get("text"), str):
-                raise InputError(f"{path}:{n}", 'missing "text"')
-            image = Path(rec["image"])
-            records.append(
-                {
-                    **rec,
-                    "image_ref": rec["image"],
-                    "image": str(image if image.is_absolute() else path.parent / image),
-                }
-            )
-    if not records:
-        raise InputError(path, "manifest has no records")
-    return records
 
 
 def light_augment() -> A.Compose:
@@ -128,17 +93,13 @@ def read_line_sources(spec: str | list, total: int = 0, seed: int = 0) -> list[d
 
 
 class LinesDataset(Dataset):
-    """Items: {"image": letterboxed HxWx3 uint8, "labels": ids ending with </s>, "text": str,
-    "case_sensitive": bool}."""
+    """Items: {"image": HxWx3 uint8 crop (augmented when training), "text": str, "case_sensitive": bool}."""
 
     def __init__(
         self,
         manifest: str | Path | list,
-        tokenizer: PreTrainedTokenizerBase,
-        preprocess: LinePreprocess,
         augment: bool = False,
         scan_augment_p: float = 0.0,
-        max_target_length: int = 160,
         limit: int = 0,
         max_chars: int = 0,
         epoch_lines: int = 0,
@@ -155,11 +116,8 @@ class LinesDataset(Dataset):
             # come from a handful of pages (manifests are in page order), a noisy, layout-biased selector
             picked = np.random.default_rng(0).choice(len(self.records), limit, replace=False)
             self.records = [self.records[i] for i in sorted(picked)]
-        self.tokenizer = tokenizer
-        self.preprocess = preprocess
         self.augment = training_augment(scan_augment_p) if augment else None
-        self.max_target_length = max_target_length
-        self._shapes: list[tuple[int, int]] | None = None
+        self._sizes: list[tuple[int, int]] | None = None
 
     def __len__(self) -> int:
         return len(self.records)
@@ -171,17 +129,17 @@ class LinesDataset(Dataset):
         if self.augment is not None:
             image = self.augment(image=image)["image"]
         return {
-            "image": self.preprocess.apply(image),
-            "labels": encode_label(self.tokenizer, rec["text"], self.max_target_length),
+            "image": image,
             "text": rec["text"],
             "case_sensitive": rec.get("case_sensitive", True) is not False,
         }
 
-    def padded_shapes(self) -> list[tuple[int, int]]:
-        """Letterboxed (H, W) per item, from manifest width/height or the image header (cached)."""
-        if self._shapes is None:
-            self._shapes = [self.preprocess.padded_shape(*_original_size(r)) for r in self.records]
-        return self._shapes
+    def image_sizes(self) -> list[tuple[int, int]]:
+        """(H, W) of each crop before augmentation, from manifest width/height or the image header (cached):
+        enough for a sampler to bucket lines by their letterboxed shape without decoding pixels."""
+        if self._sizes is None:
+            self._sizes = [_original_size(r) for r in self.records]
+        return self._sizes
 
 
 def _original_size(rec: dict[str, Any]) -> tuple[int, int]:

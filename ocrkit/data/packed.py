@@ -16,6 +16,7 @@ from typing import Any
 import cv2
 import numpy as np
 
+from ocrkit.data.manifest import read_manifest
 from ocrkit.errors import InputError
 from ocrkit.outputs import write_atomic
 
@@ -167,8 +168,6 @@ def _encoded(path: Path, resize: tuple[int, int] | None, ext: str) -> bytes:
 
 
 def _line_rows(manifest: Path, line_height: int, limit: int, codec: str) -> Iterator[dict]:
-    from ocrkit.data.lines_dataset import read_manifest
-
     records = read_manifest(manifest)
     if 0 < limit < len(records):
         picked = np.random.default_rng(0).choice(len(records), limit, replace=False)

@@ -4,7 +4,7 @@ Why it exists: a small recognizer trained from scratch on CPU reads with its enc
 autoregressive decoder stops hallucinating — at step 7 750 of the shipped run, the CTC head scored CER
 0.51 on the SROIE crops where the TrOCR decoder scored 0.83 (it emits fluent receipt strings and loops).
 CTC can neither loop nor emit more characters than there are patch frames. Which decoder a model uses is
-the `decoding` key of its ocrkit.json ("attention" when absent); the head lives beside the HF weights in
+the `decoding` key of its settings ("attention" when absent); the head lives beside the HF weights in
 ctc_head.safetensors so plain `VisionEncoderDecoderModel.from_pretrained` still loads the folder cleanly.
 """
 
@@ -29,7 +29,7 @@ def log_softmax(x: np.ndarray) -> np.ndarray:
 
 
 def model_decoding(model_dir: str | Path, override: str | None = None) -> str:
-    """The decoder a model folder asks for (ocrkit.json `decoding`), or `override`; validated."""
+    """The decoder a model folder asks for (its `decoding` setting), or `override`; validated."""
     if override is None:
         override = read_spec(model_dir, "recognizer").decoding
     if override not in DECODINGS:

@@ -30,7 +30,7 @@ DENSE_TRUST = 0.7
 # CTC prefix-beam readings offered to the rescoring besides the best path (`joint_candidates`). Fixed before
 # measuring; on the stage-O model it left 600 synthetic lines level (0.150 → 0.151) and lowered every real
 # crop subset (SROIE 0.088 → 0.087, DTA 0.396 → 0.380, OCR-D 0.374 → 0.372, poilus 0.828 → 0.811) for
-# ~20 % more time per receipt page. A folder's ocrkit.json `joint_alternatives` overrides it (0 = off).
+# ~20 % more time per receipt page. A folder's `joint_alternatives` setting overrides it (0 = off).
 CTC_ALTERNATIVES = 3
 
 
@@ -52,7 +52,7 @@ class JointSettings:
 
 
 def model_joint_settings(model_dir: str | Path) -> JointSettings:
-    """The joint settings a model folder asks for (ocrkit.json `joint_ctc_weight`, `joint_gate`,
+    """The joint settings a model folder asks for (settings `joint_ctc_weight`, `joint_gate`,
     `joint_alternatives`)."""
     spec = read_spec(model_dir, "recognizer")
     weight, alternatives = spec.joint_ctc_weight, spec.joint_alternatives

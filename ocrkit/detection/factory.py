@@ -13,6 +13,7 @@ which stride-16/32 features localise poorly.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -54,59 +55,49 @@ def _hgnetv2_b0(out_indices: list[int]) -> HGNetV2Config:
     )
 
 
+HGNETV2_B0_CHANNELS = {1: 64, 2: 256, 3: 512, 4: 1024}  # output channels of each backbone stage
+
+
+@dataclass(frozen=True)
+class DFineSize:
+    """What tells the D-FINE sizes apart; every other width follows from these."""
+
+    stages: tuple[int, ...]  # backbone stages fed to the encoder (stage i has stride 2**(i + 1))
+    width: int  # encoder/decoder hidden size; feed-forward layers are 4x as wide
+    hidden_expansion: float
+    depth_mult: float
+    decoder_n_points: tuple[int, ...]
+
+
+DFINE_SIZES = {
+    "n": DFineSize(stages=(3, 4), width=128, hidden_expansion=0.34, depth_mult=0.5, decoder_n_points=(6, 6)),
+    # D-FINE-N widths with a stride-8 level
+    "n8": DFineSize((2, 3, 4), 128, hidden_expansion=0.34, depth_mult=0.5, decoder_n_points=(3, 6, 3)),
+    "s": DFineSize((2, 3, 4), 256, hidden_expansion=0.5, depth_mult=0.34, decoder_n_points=(3, 6, 3)),
+}
+
+
 def _dfine(size: str) -> tuple[type, dict[str, Any]]:
-    if size == "n":  # strides 16, 32
-        return DFineConfig, dict(
-            backbone_config=_hgnetv2_b0([3, 4]),
-            encoder_in_channels=[512, 1024],
-            feat_strides=[16, 32],
-            encoder_hidden_dim=128,
-            encoder_ffn_dim=512,
-            encode_proj_layers=[1],
-            hidden_expansion=0.34,
-            depth_mult=0.5,
-            d_model=128,
-            decoder_in_channels=[128, 128],
-            decoder_ffn_dim=512,
-            num_feature_levels=2,
-            decoder_n_points=[6, 6],
-            decoder_layers=3,
-        )
-    if size == "n8":  # D-FINE-N widths with strides 8, 16, 32
-        return DFineConfig, dict(
-            backbone_config=_hgnetv2_b0([2, 3, 4]),
-            encoder_in_channels=[256, 512, 1024],
-            feat_strides=[8, 16, 32],
-            encoder_hidden_dim=128,
-            encoder_ffn_dim=512,
-            encode_proj_layers=[2],
-            hidden_expansion=0.34,
-            depth_mult=0.5,
-            d_model=128,
-            decoder_in_channels=[128, 128, 128],
-            decoder_ffn_dim=512,
-            num_feature_levels=3,
-            decoder_n_points=[3, 6, 3],
-            decoder_layers=3,
-        )
-    if size == "s":  # strides 8, 16, 32
-        return DFineConfig, dict(
-            backbone_config=_hgnetv2_b0([2, 3, 4]),
-            encoder_in_channels=[256, 512, 1024],
-            feat_strides=[8, 16, 32],
-            encoder_hidden_dim=256,
-            encoder_ffn_dim=1024,
-            encode_proj_layers=[2],
-            hidden_expansion=0.5,
-            depth_mult=0.34,
-            d_model=256,
-            decoder_in_channels=[256, 256, 256],
-            decoder_ffn_dim=1024,
-            num_feature_levels=3,
-            decoder_n_points=[3, 6, 3],
-            decoder_layers=3,
-        )
-    raise ValueError(f"dfine: unknown size {size!r} (choose n, n8, s)")
+    if size not in DFINE_SIZES:
+        raise ValueError(f"dfine: unknown size {size!r} (choose {', '.join(DFINE_SIZES)})")
+    s = DFINE_SIZES[size]
+    levels = len(s.stages)
+    return DFineConfig, dict(
+        backbone_config=_hgnetv2_b0(list(s.stages)),
+        encoder_in_channels=[HGNETV2_B0_CHANNELS[i] for i in s.stages],
+        feat_strides=[2 ** (i + 1) for i in s.stages],
+        encoder_hidden_dim=s.width,
+        encoder_ffn_dim=4 * s.width,
+        encode_proj_layers=[levels - 1],
+        hidden_expansion=s.hidden_expansion,
+        depth_mult=s.depth_mult,
+        d_model=s.width,
+        decoder_in_channels=[s.width] * levels,
+        decoder_ffn_dim=4 * s.width,
+        num_feature_levels=levels,
+        decoder_n_points=list(s.decoder_n_points),
+        decoder_layers=3,
+    )
 
 
 def _resnet18() -> RTDetrResNetConfig:
@@ -150,6 +141,18 @@ MODEL_CLASSES: dict[type, type] = {
 }
 
 
+# Settings of a detector built from scratch (nothing downloaded).
+RANDOM_INIT: dict[str, Any] = {
+    "use_pretrained_backbone": False,
+    "use_timm_backbone": False,
+    "backbone": None,
+    # frozen BN statistics of a random backbone blow up gradients (~1e13 measured at init)
+    "freeze_backbone_batch_norms": False,
+    # anchors are built per input size, so non-square inputs (multiples of 32) work
+    "anchor_image_size": None,
+}
+
+
 def _label_kwargs() -> dict[str, Any]:
     return {"num_labels": 1, "id2label": {0: LABEL}, "label2id": {LABEL: 0}}
 
@@ -161,18 +164,7 @@ def detector_config(
     if arch not in ARCHS:
         raise ValueError(f"unknown detector arch {arch!r} (choose {', '.join(ARCHS)})")
     config_class, kwargs = ARCHS[arch](size)
-    kwargs.update(
-        _label_kwargs(),
-        num_queries=num_queries,
-        num_denoising=num_denoising,
-        use_pretrained_backbone=False,
-        use_timm_backbone=False,
-        backbone=None,
-        # frozen BN statistics of a random backbone blow up gradients (~1e13 measured at init)
-        freeze_backbone_batch_norms=False,
-        # anchors are built per input size, so non-square inputs (multiples of 32) work
-        anchor_image_size=None,
-    )
+    kwargs.update(_label_kwargs(), **RANDOM_INIT, num_queries=num_queries, num_denoising=num_denoising)
     kwargs.update(overrides)
     return config_class(**kwargs)
 

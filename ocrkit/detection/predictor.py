@@ -12,7 +12,7 @@ import numpy as np
 import torch
 from safetensors import SafetensorError
 
-from ocrkit.data.coco_dataset import to_tensor
+from ocrkit.detection.batch import pixel_tensor
 from ocrkit.errors import ModelError
 from ocrkit.model_folder import check_folder
 from ocrkit.postprocess import PostConfig, postprocess
@@ -67,7 +67,7 @@ class Detector:
         return self._detect_same_size(pixels, geometries)
 
     def _detect_same_size(self, pixels: list[np.ndarray], geometries: list[Geometry]) -> list:
-        logits, boxes = raw_outputs(self.model, torch.stack([to_tensor(p) for p in pixels]))
+        logits, boxes = raw_outputs(self.model, pixel_tensor(pixels))
         return [
             postprocess(lg, bx, g, self.post) for lg, bx, g in zip(logits, boxes, geometries, strict=True)
         ]

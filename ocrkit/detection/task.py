@@ -11,10 +11,12 @@ from torch.utils.data import Dataset, Sampler
 
 from ocrkit.data.coco_dataset import AugmentConfig, CocoDetectionDataset
 from ocrkit.data.mixing import MixtureDataset, parse_sources
+from ocrkit.detection.batch import collate_pages
 from ocrkit.detection.config import DetectorConfig
 from ocrkit.detection.factory import create_detector
 from ocrkit.detection.metrics import LineCounts, coco_map
 from ocrkit.detection.predictor import raw_outputs
+from ocrkit.engine.param_groups import param_groups
 from ocrkit.model_folder import DetectorSpec, write_spec
 from ocrkit.postprocess import postprocess
 
@@ -43,19 +45,7 @@ class DetectionTask:
     def param_groups(self, model: torch.nn.Module, lr: float, weight_decay: float) -> list[dict]:
         """Backbone at lr × backbone_lr_mult; no weight decay on norms, biases and other 1-D tensors."""
         mult = self.cfg.train.backbone_lr_mult
-        groups: dict[tuple[bool, bool], list[torch.nn.Parameter]] = {}
-        for name, param in model.named_parameters():
-            if param.requires_grad:
-                key = (".backbone." in f".{name}", param.ndim <= 1)
-                groups.setdefault(key, []).append(param)
-        return [
-            {
-                "params": params,
-                "lr": lr * (mult if backbone else 1.0),
-                "weight_decay": 0.0 if flat else weight_decay,
-            }
-            for (backbone, flat), params in sorted(groups.items())
-        ]
+        return param_groups(model, lr, weight_decay, lambda name: ".backbone." in f".{name}", mult)
 
     # -- data -----------------------------------------------------------------------------------
     def _dataset(self, ann_file: str, augment: AugmentConfig | None, limit: int = 0) -> CocoDetectionDataset:
@@ -77,12 +67,7 @@ class DetectionTask:
         return self._val
 
     def collate(self, items: list[dict[str, Any]]) -> dict[str, Any]:
-        return {
-            "pixel_values": torch.stack([it["pixel_values"] for it in items]),
-            "labels": [it["labels"] for it in items],
-            "geometry": [it["geometry"] for it in items],
-            "image_id": [it["image_id"] for it in items],
-        }
+        return collate_pages(items)
 
     def batch_sampler(self, dataset: Dataset, batch_size: int, seed: int) -> Sampler | None:
         return None  # square letterbox: every page has the same size

@@ -15,6 +15,8 @@ from pathlib import Path
 import torch
 from safetensors.torch import load_model, save_model
 
+from ocrkit.outputs import write_atomic
+
 LATEST = "latest.json"
 
 
@@ -23,12 +25,6 @@ class TrainerState:
     step: int = 0
     best_value: float | None = None
     best_step: int | None = None
-
-
-def write_json_atomic(path: Path, data: dict) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(data, indent=2), encoding="utf-8")
-    os.replace(tmp, path)
 
 
 def save_checkpoint(
@@ -51,13 +47,13 @@ def save_checkpoint(
     if ema is not None:
         save_model(ema, str(tmp / "ema.safetensors"))
     torch.save({"optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict()}, tmp / "optim.pt")
-    write_json_atomic(tmp / "state.json", {**state.__dict__, "ema_updates": ema_updates})
+    write_atomic(tmp / "state.json", json.dumps({**state.__dict__, "ema_updates": ema_updates}, indent=2))
     for f in tmp.iterdir():  # data on disk before the rename makes it visible
         with open(f, "rb") as fh:
             os.fsync(fh.fileno())
     shutil.rmtree(final, ignore_errors=True)
     os.replace(tmp, final)
-    write_json_atomic(root / LATEST, {"checkpoint": final.name})
+    write_atomic(root / LATEST, json.dumps({"checkpoint": final.name}, indent=2))
     for old in sorted(root.glob("step-*"))[:-keep]:
         shutil.rmtree(old, ignore_errors=True)
     return final

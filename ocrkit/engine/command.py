@@ -18,15 +18,13 @@ from ocrkit.errors import OcrkitError
 
 
 def train_command(
-    description: str,
-    config_class: type,
-    make_task: Callable[[Any], Task],
-    config_help: str,
-    argv: list[str] | None = None,
+    usage: str, config_class: type, make_task: Callable[[Any], Task], argv: list[str] | None = None
 ) -> int:
-    """Parse `-c CONFIG [--set k=v ...] [--resume]`, train, and return the process exit code."""
-    parser = argparse.ArgumentParser(description=description)
-    parser.add_argument("-c", "--config", required=True, help=config_help)
+    """Parse `-c CONFIG [--set k=v ...] [--resume]`, train, and return the process exit code.
+
+    `usage` is the tool's docstring: its first line describes the command."""
+    parser = argparse.ArgumentParser(description=usage.splitlines()[0])
+    parser.add_argument("-c", "--config", required=True, help="YAML config (configs/<model>/*.yaml)")
     parser.add_argument(
         "--set",
         dest="overrides",

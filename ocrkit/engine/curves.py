@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
+
+from ocrkit.outputs import write_atomic
 
 
 def read_metrics(path: Path) -> tuple[list[dict], list[dict]]:
@@ -36,7 +39,7 @@ def plot_curves(metrics_path: Path, out_png: Path) -> None:
         ax.set_title(name)
         ax.set_xlabel("step")
     fig.tight_layout()
-    tmp = out_png.with_name(f".{out_png.name}.tmp.png")
-    fig.savefig(tmp, dpi=80)
+    png = io.BytesIO()
+    fig.savefig(png, format="png", dpi=80)
     plt.close(fig)
-    tmp.replace(out_png)
+    write_atomic(out_png, png.getvalue())

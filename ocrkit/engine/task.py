@@ -39,7 +39,7 @@ class Task(Protocol):
         """Validation metrics on the unwrapped (EMA) model in eval mode."""
 
     def save_pretrained(self, model: torch.nn.Module, out_dir: Path) -> None:
-        """A Hugging Face folder (config.json, model.safetensors, …) plus ocrkit.json."""
+        """A Hugging Face folder (config.json, model.safetensors, …) plus the ocrkit settings file."""
 
     # Optional: `pop_loss_parts() -> dict[str, float]`, the loss terms per unit since the last call; the
     # engine adds them to each metrics.jsonl log record (a hook, so tasks without terms need nothing).

@@ -11,6 +11,7 @@ import math
 import random
 import time
 from collections.abc import Iterator
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -65,20 +66,12 @@ def accumulate(
             loss = task.loss(model, batch) * (world / total_units)
             loss.backward()
         else:
-            with accelerator.no_sync(model) if not last else _null_context():
+            with accelerator.no_sync(model) if not last else nullcontext():
                 with accelerator.autocast():
                     loss = task.loss(model, batch) * (world / total_units)
                 accelerator.backward(loss)
         step_loss += float(loss.detach()) / world
     return step_loss
-
-
-class _null_context:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: object) -> None:
-        return None
 
 
 def cpu_has_bf16() -> bool:

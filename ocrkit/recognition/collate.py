@@ -1,4 +1,5 @@
-"""Batch line items: pad images to the batch's largest H and W, labels to the longest target with -100."""
+"""Batch line items: letterbox each crop with the model's preprocessing, pad images to the batch's largest
+H and W, tokenize the texts and pad the labels to the longest target with -100."""
 
 from __future__ import annotations
 
@@ -6,8 +7,10 @@ from typing import Any
 
 import numpy as np
 import torch
+from transformers import PreTrainedTokenizerBase
 
 from ocrkit.line_preprocess import LinePreprocess
+from ocrkit.recognition.tokenizer import encode_label
 
 IGNORE = -100  # label value skipped by the loss
 
@@ -21,17 +24,22 @@ def pad_labels(labels: list[list[int]]) -> torch.Tensor:
 
 
 class LineCollator:
-    """items: {"image": letterboxed HxWx3 uint8, "labels": ids ending with </s>, "text": str}."""
+    """items: {"image": HxWx3 uint8 crop, "text": str, "case_sensitive": bool} (ocrkit.data.lines_dataset)."""
 
-    def __init__(self, preprocess: LinePreprocess) -> None:
+    def __init__(
+        self, preprocess: LinePreprocess, tokenizer: PreTrainedTokenizerBase, max_target_length: int
+    ) -> None:
         self.preprocess = preprocess
+        self.tokenizer = tokenizer
+        self.max_target_length = max_target_length
 
     def __call__(self, items: list[dict[str, Any]]) -> dict[str, Any]:
-        images = [np.asarray(it["image"]) for it in items]
+        images = [self.preprocess.apply(np.asarray(it["image"])) for it in items]
+        texts = [it.get("text", "") for it in items]
         return {
             "pixel_values": torch.from_numpy(self.preprocess.batch(images)),
-            "labels": pad_labels([it["labels"] for it in items]),
-            "texts": [it.get("text", "") for it in items],
+            "labels": pad_labels([encode_label(self.tokenizer, t, self.max_target_length) for t in texts]),
+            "texts": texts,
             # labels that ignore the print's case (scored upper-or-lower: recognition/case_folding.py)
             "case_free": torch.tensor([it.get("case_sensitive", True) is False for it in items]),
         }

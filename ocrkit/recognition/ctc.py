@@ -6,7 +6,7 @@ output did not depend on the image. A CTC head on the encoder's patch features, 
 column (left to right, top to bottom inside a column), forces the encoder to make glyph-level
 features in reading order, which the decoder's cross-attention can then use (hybrid CTC/attention
 training, as in speech recognition). The head is saved beside the HF weights (ctc_head.safetensors);
-a model whose ocrkit.json says `decoding: ctc` reads with it (ocrkit/decode/ctc.py, numpy).
+a model whose settings say `decoding: ctc` reads with it (ocrkit/decode/ctc.py, numpy).
 """
 
 from __future__ import annotations

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import torch
 from safetensors import SafetensorError
@@ -42,6 +43,23 @@ SIZES: dict[str, RecognizerSize] = {
     "tiny": RecognizerSize(32, 1, 2, 32, 1, 2, 2),  # tests only
     "small": RecognizerSize(192, 6, 3, 192, 3, 3),  # shipped: trainable in ~1 h on 2 CPU cores
     "base": RecognizerSize(256, 8, 4, 256, 4, 4),  # more capacity when a GPU or more CPU time is available
+}
+
+# What every size shares: RGB patches with biased attention projections and no dropout in the encoder;
+# a TrOCR decoder with learned positions, scaled and normalised embeddings, its LM head tied to them.
+ENCODER_FIXED: dict[str, Any] = {
+    "patch_size": PATCH,
+    "num_channels": 3,
+    "qkv_bias": True,
+    "hidden_dropout_prob": 0.0,
+    "attention_probs_dropout_prob": 0.0,
+}
+DECODER_FIXED: dict[str, Any] = {
+    "activation_function": "gelu",
+    "use_learned_position_embeddings": True,
+    "layernorm_embedding": True,
+    "scale_embedding": True,
+    "tie_word_embeddings": True,
 }
 
 
@@ -82,11 +100,7 @@ def _from_scratch(
         num_attention_heads=s.enc_heads,
         intermediate_size=s.enc_dim * s.mlp_ratio,
         image_size=image_size,
-        patch_size=PATCH,
-        num_channels=3,
-        qkv_bias=True,
-        hidden_dropout_prob=0.0,
-        attention_probs_dropout_prob=0.0,
+        **ENCODER_FIXED,
     )
     decoder = TrOCRConfig(
         vocab_size=padded_vocab_size(tokenizer),
@@ -96,15 +110,11 @@ def _from_scratch(
         decoder_ffn_dim=s.dec_dim * s.mlp_ratio,
         max_position_embeddings=max_len,
         dropout=dropout,
-        activation_function="gelu",
-        use_learned_position_embeddings=True,
-        layernorm_embedding=True,
-        scale_embedding=True,
         pad_token_id=tokenizer.pad_token_id,
         bos_token_id=tokenizer.bos_token_id,
         eos_token_id=tokenizer.eos_token_id,
         decoder_start_token_id=tokenizer.bos_token_id,
-        tie_word_embeddings=True,
+        **DECODER_FIXED,
     )
     config = VisionEncoderDecoderConfig.from_encoder_decoder_configs(encoder, decoder)
     return VisionEncoderDecoderModel(config=config)

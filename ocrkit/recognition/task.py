@@ -25,6 +25,7 @@ from ocrkit.data.lines_dataset import LinesDataset
 from ocrkit.decode.ctc import DECODINGS, HEAD_FILE
 from ocrkit.decode.joint import JointSettings
 from ocrkit.decode.read import read, read_all
+from ocrkit.engine.param_groups import param_groups
 from ocrkit.line_preprocess import LinePreprocess
 from ocrkit.model_folder import RecognizerSpec, write_spec
 from ocrkit.recognition.case_folding import case_partners, fold_cases
@@ -59,7 +60,7 @@ class RecognitionTask:
             pad_value=d.pad_value,
         )
         self.tokenizer = _tokenizer_for(m.pretrained)
-        self.collator = LineCollator(self.preprocess)
+        self.collator = LineCollator(self.preprocess, self.tokenizer, m.max_target_length)
         self._val: LinesDataset | None = None
         self._parts: defaultdict[str, float] = defaultdict(float)
         self._case_partners: torch.Tensor | None = None
@@ -86,11 +87,8 @@ class RecognitionTask:
     def train_dataset(self) -> LinesDataset:
         return LinesDataset(
             self.config.data.train,
-            self.tokenizer,
-            self.preprocess,
             augment=self.config.data.augment,
             scan_augment_p=self.config.data.scan_augment,
-            max_target_length=self.config.model.max_target_length,
             max_chars=min(self.config.data.max_chars or 10**9, self.config.model.max_target_length - 1),
             epoch_lines=self.config.data.epoch_lines,
         )
@@ -101,7 +99,11 @@ class RecognitionTask:
     def batch_sampler(self, dataset: Dataset, batch_size: int, seed: int) -> Sampler | None:
         if not self.config.data.bucketing or not isinstance(dataset, LinesDataset):
             return None
-        return AspectRatioBatchSampler(dataset.padded_shapes(), batch_size, seed)
+        return AspectRatioBatchSampler(self.padded_shapes(dataset), batch_size, seed)
+
+    def padded_shapes(self, dataset: LinesDataset) -> list[tuple[int, int]]:
+        """Letterboxed (H, W) per line, from the crop sizes alone (for bucketing)."""
+        return [self.preprocess.padded_shape(h, w) for h, w in dataset.image_sizes()]
 
     # -- loss -----------------------------------------------------------------------------------------
     def units(self, batch: dict[str, Any]) -> int:
@@ -164,30 +166,21 @@ class RecognitionTask:
 
     def param_groups(self, model: torch.nn.Module, lr: float, weight_decay: float) -> list[dict]:
         """Encoder at lr × backbone_lr_mult; no weight decay on biases, norms, embeddings."""
-        enc_lr = lr * self.config.train.backbone_lr_mult
-        groups: dict[tuple[float, float], list[torch.nn.Parameter]] = {}
-        seen: set[int] = set()
-        for name, p in model.named_parameters():
-            if not p.requires_grad or id(p) in seen:
-                continue
-            seen.add(id(p))
-            group_lr = enc_lr if name.startswith("encoder.") else lr
-            decay = 0.0 if p.ndim < 2 or any(k in name.lower() for k in _NO_DECAY) else weight_decay
-            groups.setdefault((group_lr, decay), []).append(p)
-        return [{"params": ps, "lr": g_lr, "weight_decay": wd} for (g_lr, wd), ps in groups.items()]
+        return param_groups(
+            model,
+            lr,
+            weight_decay,
+            lambda name: name.startswith("encoder."),
+            self.config.train.backbone_lr_mult,
+            no_decay_names=_NO_DECAY,
+            by_setting=True,
+        )
 
     # -- evaluation and export ------------------------------------------------------------------------
     def val_dataset(self) -> LinesDataset:
         if self._val is None:
             d = self.config.data
-            self._val = LinesDataset(
-                d.val,
-                self.tokenizer,
-                self.preprocess,
-                augment=False,
-                max_target_length=self.config.model.max_target_length,
-                limit=d.val_limit,
-            )
+            self._val = LinesDataset(d.val, augment=False, limit=d.val_limit)
         return self._val
 
     def evaluate(self, model: torch.nn.Module) -> dict[str, float]:
@@ -202,7 +195,7 @@ class RecognitionTask:
         names = ("attention",) if head is None else DECODINGS
         counts = {name: ErrorCounts() for name in names}
         backend = TorchBackend(model, head)
-        for batch_ids in same_shape_batches(data.padded_shapes(), self.config.data.eval_batch_size):
+        for batch_ids in same_shape_batches(self.padded_shapes(data), self.config.data.eval_batch_size):
             pixels = self.collate([data[i] for i in batch_ids])["pixel_values"].numpy()
             if head is None:
                 found = {"attention": read(backend, pixels, "attention")}

@@ -234,12 +234,6 @@ class Canvas:
             b = p0 + (p1 - p0) * min(s + dash, length) / length
             cv2.line(arr, tuple(int(v) for v in a), tuple(int(v) for v in b), 1.0, thickness)
 
-    def rect(self, x0: float, y0: float, x1: float, y1: float, thickness: int = 1, fill: float = 0.0) -> None:
-        pts = (int(x0), int(y0)), (int(x1), int(y1))
-        if fill:
-            cv2.rectangle(self.ink, *pts, fill, -1)
-        cv2.rectangle(self.ink, *pts, 1.0, thickness)
-
     def barcode(self, x0: float, y0: float, w: float, h: float) -> None:
         x = x0
         while x < x0 + w:

@@ -13,7 +13,7 @@ import cv2
 import numpy as np
 
 from ocrkit.data.synth.canvas import INK_THRESHOLD, Canvas
-from ocrkit.data.synth.layouts import PagePlan
+from ocrkit.data.synth.layouts.plan import PagePlan
 
 _PAPER = {
     "white": ((238, 238, 238), 14),

@@ -1,4 +1,5 @@
-"""Realistic line texts: Faker prose and fields, receipt vocabulary, numbers, and Fraktur-era spelling.
+"""Realistic line texts: Faker prose and fields, receipt vocabulary (vocabulary.py), numbers, and
+Fraktur-era spelling.
 
 Every string that reaches a label goes through `fit_text`, so labels only hold characters that the
 chosen font draws and the charset allows.
@@ -13,6 +14,15 @@ from functools import lru_cache
 
 import numpy as np
 from faker import Faker
+
+from ocrkit.data.synth.vocabulary import (
+    DATE_FORMATS,
+    FIELD_LABELS,
+    ITEM_WORDS,
+    MALAY_WORDS,
+    RECEIPT_KEYS,
+    RECEIPT_META_KEYS,
+)
 
 # Locales whose Faker word lists are real language (en_GB and pt_PT fall back to Latin lorem ipsum).
 LOCALES = ("en_US", "de_DE", "fr_FR", "es_ES", "it_IT", "nl_NL", "pl_PL", "da_DK")
@@ -47,50 +57,6 @@ _FALLBACK = {
     "ﬂ": "fl",
     "™": "TM",
 }
-
-_MALAY_WORDS = (
-    "JALAN TAMAN BANDAR KUALA LUMPUR SELANGOR PETALING JAYA SHAH ALAM KLANG SUBANG JOHOR BAHRU PULAU PINANG "
-    "SDN BHD ENTERPRISE TRADING HARDWARE RESTORAN KEDAI MAKAN BAKERIES MART STATIONERY FLORIST PHARMACY"
-).split()
-_ITEM_WORDS = (
-    "WHITE BREAD WHOLEMEAL JUMBO MILK TEH TARIK KOPI AIS NASI LEMAK AYAM GORENG MEE SUP ROTI CANAI TELUR "
-    "BATTERY AA CABLE TIE SCREW 2INCH PAINT BRUSH TAPE PVC GLUE PAPER A4 PEN BLUE BLACK FILE CLIP STAPLER "
-    "SUGAR RICE 5KG OIL 2L FLOUR SALT SOAP SHAMPOO TISSUE BOX MINERAL WATER 1.5L COLA CHOC BISCUIT "
-    "PEACOCK YELLOW LEAF ROSE LILY PALM STATIONERY REFILL SET PACK PCS BTL CTN"
-).split()
-_RECEIPT_KEYS = (
-    "SUBTOTAL",
-    "SUB TOTAL",
-    "TOTAL",
-    "TOTAL (RM)",
-    "TOTAL INCL. GST",
-    "GST 6%",
-    "SST 10%",
-    "SERVICE CHARGE",
-    "ROUNDING",
-    "ROUNDING ADJ",
-    "CASH",
-    "CHANGE",
-    "CHANGE DUE",
-    "DISCOUNT",
-    "NET TOTAL",
-    "TOTAL QTY",
-    "AMOUNT DUE",
-    "PAID",
-    "VISA",
-    "MASTERCARD",
-    "TAX",
-    "VAT 19%",
-    "MwSt 7%",
-    "TVA 20%",
-    "Total",
-    "Cash",
-    "Change",
-    "Subtotal",
-    "Total Sales (Inclusive of GST)",
-    "Total Amount",
-    "Grand Total",
-)
 
 
 @lru_cache(maxsize=len(LOCALES))
@@ -208,20 +174,7 @@ class TextGen:
         return datetime.datetime(1966, 1, 1) + datetime.timedelta(seconds=seconds)
 
     def date(self) -> str:
-        fmt = self.choice(
-            (
-                "%d/%m/%Y",
-                "%d-%m-%Y",
-                "%Y-%m-%d",
-                "%d.%m.%Y",
-                "%m/%d/%y",
-                "%d %b %Y",
-                "%B %d, %Y",
-                "%d/%m/%Y %H:%M",
-                "%d-%m-%Y %I:%M:%S %p",
-                "%A, %d %B %Y",
-            )
-        )
+        fmt = self.choice(DATE_FORMATS)
         return self.moment().strftime(fmt)
 
     def ident(self) -> str:
@@ -279,63 +232,14 @@ class TextGen:
         )[kind]
 
     def field_label(self) -> str:
-        labels = {
-            "de": (
-                "Name",
-                "Vorname",
-                "Straße",
-                "PLZ / Ort",
-                "Geburtsdatum",
-                "Telefon",
-                "E-Mail",
-                "Datum",
-                "Unterschrift",
-                "Kundennummer",
-                "Betrag",
-                "Rechnungsnr.",
-                "Bemerkungen",
-            ),
-            "fr": (
-                "Nom",
-                "Prénom",
-                "Adresse",
-                "Code postal",
-                "Ville",
-                "Date de naissance",
-                "Téléphone",
-                "Courriel",
-                "Date",
-                "Signature",
-                "N° client",
-                "Montant",
-                "Objet",
-            ),
-        }.get(
-            self.locale[:2],
-            (
-                "Name",
-                "First name",
-                "Address",
-                "City",
-                "ZIP code",
-                "Date of birth",
-                "Phone",
-                "E-mail",
-                "Date",
-                "Signature",
-                "Customer no.",
-                "Amount",
-                "Reference",
-                "Invoice No.",
-            ),
-        )
+        labels = FIELD_LABELS.get(self.locale[:2], FIELD_LABELS["en"])
         s = self.choice(labels)
         return s + ":" if self.chance(0.7) else s
 
     # --- receipts ------------------------------------------------------------------------------------
     def shop_name(self) -> str:
         if self.chance(0.5):
-            name = " ".join(self.choice(_MALAY_WORDS) for _ in range(int(self.rng.integers(1, 3))))
+            name = " ".join(self.choice(MALAY_WORDS) for _ in range(int(self.rng.integers(1, 3))))
             name = f"{self.fk.last_name().upper()} {name}"
             return name + self.choice(
                 ("", " SDN BHD", " SDN. BHD.", " ENTERPRISE", f" ({self.rng.integers(10**5, 10**6)}-X)")
@@ -343,7 +247,7 @@ class TextGen:
         return self.fk.company().upper() if self.chance(0.7) else self.fk.company()
 
     def item_name(self) -> str:
-        words = [self.choice(_ITEM_WORDS) for _ in range(int(self.rng.integers(1, 4)))]
+        words = [self.choice(ITEM_WORDS) for _ in range(int(self.rng.integers(1, 4)))]
         if self.chance(0.3):
             words = [self.fk.word().upper()] + words
         if self.chance(0.15):
@@ -352,7 +256,7 @@ class TextGen:
         return s if self.chance(0.85) else s.title()
 
     def receipt_key(self) -> str:
-        return self.choice(_RECEIPT_KEYS) + (" :" if self.chance(0.2) else ":" if self.chance(0.3) else "")
+        return self.choice(RECEIPT_KEYS) + (" :" if self.chance(0.2) else ":" if self.chance(0.3) else "")
 
     def receipt_header_line(self) -> str:
         kind = int(self.rng.integers(7))
@@ -365,30 +269,14 @@ class TextGen:
             else f"GST REG NO: {self.ident()}",
             f"CO. REG: {self.rng.integers(10**5, 10**7)}-{self.choice('ADHKPTUVWX')}",
             self.fk.email().upper() if self.chance(0.5) else self.fk.url(),
-            f"{self.choice(_MALAY_WORDS)} {self.rng.integers(1, 99)}, "
-            f"{self.choice(_MALAY_WORDS)} {self.choice(_MALAY_WORDS)}",
+            f"{self.choice(MALAY_WORDS)} {self.rng.integers(1, 99)}, "
+            f"{self.choice(MALAY_WORDS)} {self.choice(MALAY_WORDS)}",
         )[kind]
         return s.upper() if self.chance(0.7) else s
 
     def receipt_meta(self) -> tuple[str, str]:
         """A (key, value) pair such as invoice number, cashier, date."""
-        keys = (
-            "Invoice No",
-            "Receipt #",
-            "Bill No",
-            "Doc No",
-            "Cashier",
-            "Counter",
-            "Table",
-            "Date",
-            "Time",
-            "Served by",
-            "Member",
-            "Trans",
-            "Terminal",
-            "Ref",
-        )
-        k = self.choice(keys)
+        k = self.choice(RECEIPT_META_KEYS)
         if k == "Date":
             v = self.date()
         elif k == "Time":
