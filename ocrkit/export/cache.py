@@ -16,6 +16,11 @@ import tempfile
 import warnings
 from pathlib import Path
 
+from ocrkit.extras import require
+
+# What an export imports beyond the core install (the 'export' extra); checked before any work starts.
+EXPORT_MODULES = ("torch", "transformers", "torchvision", "onnx", "optimum.exporters.onnx")
+
 
 def cache_root() -> Path:
     """$OCRKIT_CACHE, else $XDG_CACHE_HOME/ocrkit, else ~/.cache/ocrkit."""
@@ -43,6 +48,8 @@ def cached_onnx_export(model_dir: Path, kind: str) -> Path:
     target = cache_root() / "onnx" / f"{kind}-{weights_digest(model_dir)}"
     if (target / "ocrkit.json").is_file():
         return target
+    for module in EXPORT_MODULES:
+        require(module, "export", f"exporting the shipped {kind} to ONNX")
     from ocrkit.export.detector import export_detector
     from ocrkit.export.recognizer import export_recognizer
 
