@@ -2,8 +2,8 @@
 
   python deploy/ocr_onnx.py PAGE_OR_FOLDER... --models EXPORT_DIR [--out DIR] [--threads N]
 
-EXPORT_DIR is what tools/export_onnx.py wrote (detector/ and recognizer/ inside). Needs only the
-packages in deploy/requirements.txt and ocrkit installed with --no-deps.
+EXPORT_DIR is what tools/export_onnx.py wrote (detector/ and recognizer/ inside). Needs only the core
+install of ocrkit (no extras, so no torch).
 """
 
 from __future__ import annotations

@@ -9,6 +9,7 @@ from typing import NoReturn
 
 from ocrkit.config import ConfigError
 from ocrkit.errors import OcrkitError
+from ocrkit.extras import missing_extra
 
 # Each module in ocrkit/commands exposes register(subparsers); the order is the order in --help.
 COMMANDS = ("infer", "detect", "recognize", "synth", "data", "serve")
@@ -42,6 +43,12 @@ def main(argv: list[str] | None = None) -> int:
         if args.debug:
             raise
         print(f"ocrkit: error: {exc}", file=sys.stderr)
+        return 2
+    except ModuleNotFoundError as exc:  # a package of an install extra this install lacks
+        error = missing_extra(exc, f"ocrkit {args.command}")
+        if error is None or args.debug:
+            raise
+        print(f"ocrkit: error: {error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("ocrkit: interrupted", file=sys.stderr)

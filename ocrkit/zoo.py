@@ -19,9 +19,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ocrkit.errors import ModelError
+from ocrkit.extras import require
 from ocrkit.model_folder import Kind, has_spec, read_spec, spec_path
 
 MODELS_DIR = Path(__file__).parent / "models"
+# What an export imports beyond the core install (the 'export' extra); checked before any work starts.
+EXPORT_MODULES = ("torch", "transformers", "torchvision", "onnx", "optimum.exporters.onnx")
 DEFAULTS: dict[Kind, str] = {"detector": "detector", "recognizer": "recognizer"}  # kind → shipped name
 
 
@@ -102,6 +105,8 @@ def cached_onnx_export(model_dir: Path, kind: Kind) -> Path:
     target = cache_root() / "onnx" / f"{kind}-{weights_digest(model_dir)}"
     if has_spec(target):
         return target
+    for module in EXPORT_MODULES:
+        require(module, "export", f"exporting the shipped {kind} to ONNX")
     from ocrkit.export.detector import export_detector
     from ocrkit.export.recognizer import export_recognizer
 

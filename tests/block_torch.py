@@ -12,7 +12,7 @@ BLOCKED = ("torch", "torchvision", "transformers")
 class _Blocker(importlib.abc.MetaPathFinder):
     def find_spec(self, name, path=None, target=None):
         if name.split(".")[0] in BLOCKED:
-            raise ModuleNotFoundError(f"{name} is blocked (torch-free deployment)")
+            raise ModuleNotFoundError(f"{name} is blocked (torch-free deployment)", name=name)
         return None
 
 

@@ -1,6 +1,7 @@
 """ONNX export of both models and the torch-free runtime: parity with torch, and no torch import."""
 
 import json
+import os
 import subprocess
 import sys
 from dataclasses import replace
@@ -118,6 +119,55 @@ def test_runtime_works_without_torch(detector_dirs, recognizer_dirs, tmp_path):
     for g, w in zip(got["lines"], want.lines, strict=True):
         assert g["text"] == w.text
         np.testing.assert_allclose(g["bbox"], w.bbox, atol=0.05)
+
+
+def run_cli_without_torch(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """`ocrkit ARGS` in a process where torch and transformers cannot be imported (a torch-free install)."""
+    runner = (
+        "import sys; sys.path.insert(0, sys.argv.pop(1)); import block_torch\n"
+        "from ocrkit.cli import main\n"
+        "rc = main(sys.argv[1:])\n"
+        "assert not {'torch', 'transformers'} & set(sys.modules), 'torch was imported'\n"
+        "sys.exit(rc)\n"
+    )
+    cmd = [sys.executable, "-c", runner, str(HERE), *args]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env)
+
+
+def test_cli_onnx_backend_reads_a_page_without_torch(detector_dirs, recognizer_dirs, tmp_path):
+    page = (np.random.default_rng(3).random((200, 300, 3)) * 255).astype(np.uint8)
+    from PIL import Image
+
+    Image.fromarray(page).save(tmp_path / "page.png")
+    out = tmp_path / "out"
+    models = ["--det-model", str(detector_dirs[1]), "--rec-model", str(recognizer_dirs[1]), "--out", str(out)]
+    res = run_cli_without_torch("infer", "--backend", "onnx", *models, str(tmp_path / "page.png"))
+    assert res.returncode == 0, res.stderr[-2000:]
+    got = json.loads((out / "page.png.json").read_text())
+    from ocrkit.pipeline import OCR
+
+    want = OCR(detector_dirs[1], recognizer_dirs[1], backend="onnx").read_array(page, name=got["image"])
+    assert got["lines"] == json.loads(want.to_json())["lines"] and want.lines  # JSON as written, rounded
+
+
+def test_cli_names_the_extra_a_torch_free_install_lacks(tmp_path):
+    page = tmp_path / "page.png"
+    from PIL import Image
+
+    Image.new("RGB", (60, 40), "white").save(page)
+    torch_backend = run_cli_without_torch("infer", str(page))
+    assert torch_backend.returncode == 2
+    assert torch_backend.stderr == (
+        "ocrkit: error: ocrkit infer needs the 'torch' extra (torch is not installed): "
+        "pip install 'ocrkit[torch]'\n"
+    )
+    cache = {**os.environ, "OCRKIT_CACHE": str(tmp_path / "cache")}  # no export of the shipped models yet
+    shipped_onnx = run_cli_without_torch("infer", "--backend", "onnx", str(page), env=cache)
+    assert shipped_onnx.returncode == 2
+    assert shipped_onnx.stderr.splitlines() == [
+        "ocrkit: error: exporting the shipped detector to ONNX needs the 'export' extra (torch is not "
+        "installed): pip install 'ocrkit[export]'"
+    ]
 
 
 def test_detector_graph_handles_pages_with_no_line(tiny_detector_dir, tmp_path):

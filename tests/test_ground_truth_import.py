@@ -215,7 +215,7 @@ def test_cli_import_and_prepare_with_a_sources_file(tmp_path):
     assert (tmp_path / "real" / "lines" / "books_train.jsonl").is_file() or (
         tmp_path / "real" / "lines" / "books_val.jsonl"
     ).is_file()
-    cli = [sys.executable, "-m", "ocrkit.cli", "data", "import"]
+    cli = [sys.executable, "-m", "ocrkit.cli", "data", "import", "--no-reserved"]
     ok = subprocess.run(
         [*cli, str(repo / "data"), "--out", str(tmp_path / "o")], capture_output=True, text=True
     )

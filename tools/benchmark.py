@@ -2,13 +2,14 @@
 
   python tools/benchmark.py pages DIR_OR_COCO [--engines ocrkit-torch,ocrkit-onnx,...] [--threads 2]
          [--det-model DIR] [--rec-model DIR] [--onnx OUT] [--onnx-int8 OUT-int8]
-         [--peers ~/.cache/ocr-peers] [--work runs/bench]
+         [--peers ~/.cache/ocr-peers] [--peer-script run_peer.py] [--work runs/bench]
 
 Each engine runs in its own child process (one process tree), loads its models once, warms up on one
 page, then reads every page once; the table gives median s/page, peak RSS (MiB) and, when the pages
 come with a COCO file that has line texts, the accuracy columns of tools/evaluate.py (line F1, page
-CER in row order, bag-of-words F1). Peers (tesseract, rapidocr3) run through
-../shared/bench/peers/run_peer.py from the venvs that its env.md installs; missing ones are skipped.
+CER in row order, bag-of-words F1). Peers (tesseract, rapidocr3) run through a harness script
+(--peer-script or $OCRKIT_PEER_SCRIPT; it takes --engine NAME --threads N --out DIR IMAGES... and writes
+the same JSON per page) with the Python of the venv under --peers; missing ones are skipped.
 """
 
 from __future__ import annotations
@@ -23,8 +24,6 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-PEER_SCRIPT = ROOT.parent / "shared" / "bench" / "peers" / "run_peer.py"
 PEER_VENVS = {"tesseract": "venv-tess", "rapidocr3": "venv-rapid3"}
 
 
@@ -78,14 +77,15 @@ def run_engine(engine: str, images: list[Path], out: Path, args: argparse.Namesp
         ]
     else:
         python = Path(args.peers).expanduser() / PEER_VENVS[engine] / "bin" / "python"
-        if not python.exists() or not PEER_SCRIPT.exists():
-            print(
-                f"skip {engine}: {python} not installed (see ../shared/bench/peers/env.md)", file=sys.stderr
-            )
+        if not args.peer_script or not Path(args.peer_script).is_file():
+            print(f"skip {engine}: pass --peer-script (or set $OCRKIT_PEER_SCRIPT)", file=sys.stderr)
+            return None
+        if not python.exists():
+            print(f"skip {engine}: {python} not installed", file=sys.stderr)
             return None
         cmd = [
             str(python),
-            str(PEER_SCRIPT),
+            str(args.peer_script),
             "--engine",
             engine,
             "--threads",
@@ -156,6 +156,11 @@ def main() -> int:
     p.add_argument("--onnx", help="tools/export_onnx.py output folder (fp32)")
     p.add_argument("--onnx-int8", help="tools/export_onnx.py --quantize int8 output folder")
     p.add_argument("--peers", default=os.environ.get("PEERS", "~/.cache/ocr-peers"))
+    p.add_argument(
+        "--peer-script",
+        default=os.environ.get("OCRKIT_PEER_SCRIPT"),
+        help="harness that runs a peer engine (default: $OCRKIT_PEER_SCRIPT; without it peers are skipped)",
+    )
     p.add_argument("--work", default="runs/bench")
     p.set_defaults(func=cmd_pages)
     c = sub.add_parser("_child", help=argparse.SUPPRESS)

@@ -9,8 +9,8 @@ from pathlib import Path
 
 from ocrkit.errors import OcrkitError
 
-# Evaluation pages that no importer may take: $OCRKIT_RESERVED, else the first of these that exists.
-RESERVED_CANDIDATES = ("data/reserved.tsv", "../shared/data/reserved.tsv")
+# The list of evaluation files that no importer may take, when --reserved is not given.
+RESERVED_ENV = "OCRKIT_RESERVED"
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -54,21 +54,34 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _reserved_arg(q: argparse.ArgumentParser) -> None:
-    q.add_argument(
+    choice = q.add_mutually_exclusive_group()
+    choice.add_argument(
         "--reserved",
         type=Path,
-        help="sha256 list of evaluation files to refuse (default: $OCRKIT_RESERVED or reserved.tsv beside "
-        "the evaluation data)",
+        metavar="FILE",
+        help=f"sha256 list of evaluation files to refuse (default: ${RESERVED_ENV}; "
+        "with neither, --no-reserved is required)",
+    )
+    choice.add_argument(
+        "--no-reserved",
+        action="store_true",
+        help="import without a reserved list (only for data that no evaluation set was drawn from)",
     )
 
 
-def reserved_path(given: Path | None) -> Path | None:
-    if given is not None:
-        return given
-    env = os.environ.get("OCRKIT_RESERVED")
-    if env:
-        return Path(env)
-    return next((Path(c) for c in RESERVED_CANDIDATES if Path(c).is_file()), None)
+def reserved_path(args: argparse.Namespace) -> Path | None:
+    """The reserved list to refuse. Importing without one must be asked for: an evaluation page that
+    slips into training unnoticed inflates every later score, and a warning scrolls past in a long import."""
+    if args.reserved is not None:
+        return args.reserved
+    if args.no_reserved:
+        return None
+    if os.environ.get(RESERVED_ENV):
+        return Path(os.environ[RESERVED_ENV])
+    raise OcrkitError(
+        f"no reserved list of evaluation files: pass --reserved FILE, set ${RESERVED_ENV}, "
+        "or pass --no-reserved to import without one"
+    )
 
 
 def run_import(args: argparse.Namespace) -> int:
@@ -76,7 +89,7 @@ def run_import(args: argparse.Namespace) -> int:
     from ocrkit.data.ground_truth.text_rules import TextRules
 
     started = time.perf_counter()
-    importer = Importer(args.out, read_reserved(reserved_path(args.reserved)))
+    importer = Importer(args.out, read_reserved(reserved_path(args)))
     files, _ = find_annotations(args.sources, args.format)
     if not files:
         raise OcrkitError(f"no ground truth found in {', '.join(map(str, args.sources))}")
@@ -99,7 +112,7 @@ def run_prepare(args: argparse.Namespace) -> int:
     from ocrkit.data.ground_truth.sources import prepare
 
     started = time.perf_counter()
-    importer = prepare(args.sources_file, args.clones, args.out, read_reserved(reserved_path(args.reserved)))
+    importer = prepare(args.sources_file, args.clones, args.out, read_reserved(reserved_path(args)))
     return _report(importer, started)
 
 

@@ -12,13 +12,12 @@ import contextlib
 import io
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import albumentations as A
 import cv2
 import numpy as np
 import torch
-from pycocotools.coco import COCO
 from torch.utils.data import Dataset
 
 from ocrkit import boxes as B
@@ -26,6 +25,9 @@ from ocrkit.data.packed import decode_image, is_packed, read_packed_pages
 from ocrkit.errors import InputError
 from ocrkit.io import load_image
 from ocrkit.preprocess import letterbox
+
+if TYPE_CHECKING:  # pycocotools is in the train extra: imported where a COCO file is read
+    from pycocotools.coco import COCO
 
 
 @dataclass
@@ -82,6 +84,8 @@ def load_coco(ann_file: str | Path) -> COCO:
     ann_file = Path(ann_file)
     if not ann_file.is_file():
         raise InputError(ann_file, "COCO annotation file not found")
+    from pycocotools.coco import COCO
+
     try:
         with contextlib.redirect_stdout(io.StringIO()):
             return COCO(str(ann_file))
@@ -141,6 +145,8 @@ class CocoDetectionDataset(Dataset):
             for ann in row["annotations"]:
                 dataset["annotations"].append({**ann, "id": len(dataset["annotations"]) + 1, "image_id": n})
             self._packed[n] = row["image"]
+        from pycocotools.coco import COCO
+
         coco = COCO()
         coco.dataset = dataset
         with contextlib.redirect_stdout(io.StringIO()):

@@ -1,0 +1,73 @@
+"""`ocrkit data import|prepare` refuse evaluation files; importing with no reserved list must be asked for."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from ocrkit.cli import main
+
+
+def line_pairs(folder: Path) -> list[Path]:
+    """Two line images with transcriptions; returns the images."""
+    folder.mkdir()
+    images = []
+    for i, text in enumerate(["erste Zeile", "zweite Zeile"]):
+        image = folder / f"l{i}.png"
+        cv2.imwrite(str(image), np.full((20, 80 + i), 200, np.uint8))
+        (folder / f"l{i}.gt.txt").write_text(text + "\n", encoding="utf-8")
+        images.append(image)
+    return images
+
+
+def reserved_list(path: Path, image: Path) -> Path:
+    digest = hashlib.sha256(image.read_bytes()).hexdigest()
+    path.write_text(f"sha256\tkind\tsource\n{digest}\tdev\tx\n", encoding="utf-8")
+    return path
+
+
+@pytest.fixture(autouse=True)
+def no_reserved_env(monkeypatch):
+    monkeypatch.delenv("OCRKIT_RESERVED", raising=False)
+
+
+@pytest.mark.parametrize("what", ["import", "prepare"])
+def test_without_a_reserved_list_nothing_is_imported(tmp_path, capsys, what):
+    line_pairs(tmp_path / "src")
+    sources_file = [str(tmp_path / "sources.yaml"), "--clones", str(tmp_path)]
+    source = [str(tmp_path / "src")] if what == "import" else sources_file
+    assert main(["data", what, *source, "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1
+    assert "--reserved FILE" in err and "$OCRKIT_RESERVED" in err and "--no-reserved" in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_environment_names_the_reserved_list(tmp_path, capsys, monkeypatch):
+    images = line_pairs(tmp_path / "src")
+    monkeypatch.setenv("OCRKIT_RESERVED", str(reserved_list(tmp_path / "reserved.tsv", images[1])))
+    assert main(["data", "import", str(tmp_path / "src"), "--out", str(tmp_path / "out")]) == 0
+    assert "refused (reserved for evaluation): 1" in capsys.readouterr().out
+
+
+def test_an_explicit_list_wins_over_the_environment(tmp_path, capsys, monkeypatch):
+    images = line_pairs(tmp_path / "src")
+    monkeypatch.setenv("OCRKIT_RESERVED", str(tmp_path / "absent.tsv"))
+    given = reserved_list(tmp_path / "reserved.tsv", images[0])
+    args = ["data", "import", str(tmp_path / "src"), "--out", str(tmp_path / "out")]
+    assert main([*args, "--reserved", str(given)]) == 0
+    assert "refused (reserved for evaluation): 1" in capsys.readouterr().out
+
+
+def test_no_reserved_imports_everything_and_excludes_a_list(tmp_path, capsys):
+    images = line_pairs(tmp_path / "src")
+    args = ["data", "import", str(tmp_path / "src"), "--out", str(tmp_path / "out")]
+    assert main([*args, "--no-reserved"]) == 0
+    assert "refused (reserved for evaluation): 0" in capsys.readouterr().out
+    given = reserved_list(tmp_path / "reserved.tsv", images[0])
+    assert main([*args, "--no-reserved", "--reserved", str(given)]) == 2  # contradictory: refused by argparse
+    assert "not allowed with argument" in capsys.readouterr().err
