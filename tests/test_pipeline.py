@@ -1,11 +1,11 @@
 """OCR pipeline: lines of several pages recognised together, results in input order."""
 
 import numpy as np
+from fixtures import page_image
 from PIL import Image
 
 from ocrkit.errors import InputError
 from ocrkit.pipeline import OCR
-from tests.test_cli import page_image
 
 
 def test_pages_read_together_match_pages_read_alone(tiny_detector_dir, tiny_recognizer_dir):

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from fixtures import REPO, SCRIPTS
 
 from ocrkit.detection.predictor import load_detector
 from ocrkit.export.detector import export_detector
@@ -16,8 +17,6 @@ from ocrkit.export.recognizer import export_recognizer
 from ocrkit.model_folder import read_spec, write_spec
 from ocrkit.recognition import load_recognizer
 from ocrkit.runtime import OnnxDetector, OnnxRecognizer
-
-HERE = Path(__file__).parent
 
 
 def exported(export, model_dir: Path, out: Path) -> tuple[Path, Path]:
@@ -92,13 +91,13 @@ def test_runtime_works_without_torch(detector_dirs, recognizer_dirs, tmp_path):
         "assert not {'torch', 'transformers'} & set(sys.modules), 'torch was imported'\n"
         "sys.exit(rc)\n"
     )
-    deploy_script = str(HERE.parent / "deploy" / "ocr_onnx.py")
+    deploy_script = str(REPO / "deploy" / "ocr_onnx.py")
     res = subprocess.run(
         [
             sys.executable,
             "-c",
             runner,
-            str(HERE),
+            str(SCRIPTS),
             deploy_script,
             str(tmp_path / "page.png"),
             "--models",
@@ -130,7 +129,7 @@ def run_cli_without_torch(*args: str, env: dict[str, str] | None = None) -> subp
         "assert not {'torch', 'transformers'} & set(sys.modules), 'torch was imported'\n"
         "sys.exit(rc)\n"
     )
-    cmd = [sys.executable, "-c", runner, str(HERE), *args]
+    cmd = [sys.executable, "-c", runner, str(SCRIPTS), *args]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env)
 
 

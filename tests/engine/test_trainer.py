@@ -7,15 +7,13 @@ from pathlib import Path
 
 import pytest
 import torch
+from fixtures import SCRIPTS, ToyData, ToyTask, toy_settings
 from safetensors.torch import load_file
-from toy_task import ToyData, ToyTask, toy_settings
 
 from ocrkit.engine.checkpoint import latest_checkpoint
 from ocrkit.engine.schedule import lr_multiplier
 from ocrkit.engine.settings import TrainSettings
 from ocrkit.engine.trainer import Trainer, accumulate, cpu_has_bf16, slow_bf16_warning
-
-HERE = Path(__file__).parent
 
 
 def weights(path):
@@ -62,7 +60,7 @@ def test_training_reduces_loss_keeps_best_and_writes_outputs(tmp_path):
 
 
 def test_killed_run_resumes_to_identical_weights(tmp_path):
-    script = [sys.executable, str(HERE / "toy_train_slow.py")]
+    script = [sys.executable, str(SCRIPTS / "toy_train_slow.py")]
     subprocess.run([*script, str(tmp_path / "full"), "fresh"], check=True, capture_output=True, timeout=300)
     run = subprocess.Popen(
         [*script, str(tmp_path / "cut"), "fresh"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
@@ -100,7 +98,7 @@ def test_non_finite_gradient_step_is_skipped(tmp_path):
 
 @pytest.mark.skipif(sys.platform != "linux", reason="gloo DDP test runs on linux")
 def test_two_process_ddp_ranks_end_identical(tmp_path):
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(HERE)}
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(SCRIPTS.parent)}
     cmd = [
         sys.executable,
         "-m",
@@ -109,7 +107,7 @@ def test_two_process_ddp_ranks_end_identical(tmp_path):
         "2",
         "--master_port",
         "29517",
-        str(HERE / "ddp_toy_train.py"),
+        str(SCRIPTS / "ddp_toy_train.py"),
         str(tmp_path),
     ]
     res = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)

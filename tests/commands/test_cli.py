@@ -9,29 +9,8 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import numpy as np
-import pytest
+from fixtures import page_image, run_cli
 from PIL import Image
-
-from ocrkit.cli import main
-
-
-def page_image(h=180, w=260, seed=0):
-    rng = np.random.default_rng(seed)
-    img = np.full((h, w, 3), 240, np.uint8)
-    for r in range(4):
-        img[20 + 35 * r : 36 + 35 * r, 20 : 20 + int(rng.integers(80, 220))] = 30
-    return img
-
-
-def run_cli(args, capsys):
-    code = main([str(a) for a in args])
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-@pytest.fixture
-def models(tiny_detector_dir, tiny_recognizer_dir):
-    return ["--det-model", tiny_detector_dir, "--rec-model", tiny_recognizer_dir]
 
 
 def test_console_script_help():

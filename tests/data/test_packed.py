@@ -6,14 +6,12 @@ import json
 import subprocess
 import sys
 from collections import Counter
-from pathlib import Path
 
 import cv2
 import numpy as np
 import pytest
 import torch
-from recognition_data import write_manifest
-from toy_task import ToyTask, toy_settings
+from fixtures import REPO, ToyTask, make_coco, toy_settings, write_manifest
 
 from ocrkit.config import ConfigError, load_config
 from ocrkit.data.lines_dataset import read_line_sources
@@ -28,7 +26,6 @@ from ocrkit.recognition.case_folding import case_partners, fold_cases
 from ocrkit.recognition.config import RecognizerConfig
 from ocrkit.recognition.tokenizer import build_tokenizer
 
-ROOT = Path(__file__).resolve().parents[1]
 TEXTS = ["Total 12.50", "CASH", "Kaffee und Kuchen", "no. 7", "Anzahl", "x"]
 
 
@@ -184,7 +181,7 @@ def test_gpu_burst_dry_run_trains_and_returns_small_fp16_files(tmp_path, tiny_re
     pack(manifest, tmp_path / "packed")
     cmd = [
         sys.executable,
-        str(ROOT / "tools" / "gpu_burst.py"),
+        str(REPO / "tools" / "gpu_burst.py"),
         "--dry-run",
         "--out",
         str(tmp_path / "out"),
@@ -214,8 +211,6 @@ def test_gpu_burst_dry_run_trains_and_returns_small_fp16_files(tmp_path, tiny_re
 
 
 def test_detector_trains_on_packed_pages_identical_to_the_coco_folder(tmp_path):
-    from detection_pages import make_coco
-
     from ocrkit.data.coco_dataset import CocoDetectionDataset
     from tools.train_detector import main
 
@@ -228,5 +223,5 @@ def test_detector_trains_on_packed_pages_identical_to_the_coco_folder(tmp_path):
         np.testing.assert_array_equal(folder[i]["pixels"], packed[i]["pixels"])
         np.testing.assert_array_equal(folder[i]["boxes"], packed[i]["boxes"])
     sets = [f"data.train={shards}", f"data.val={coco}", f"train.out_dir={tmp_path / 'run'}", "train.steps=2"]
-    argv = ["-c", str(ROOT / "configs/detector/tiny.yaml")] + [x for s in sets for x in ("--set", s)]
+    argv = ["-c", str(REPO / "configs/detector/tiny.yaml")] + [x for s in sets for x in ("--set", s)]
     assert main(argv) == 0 and (tmp_path / "run" / "model" / "model.safetensors").is_file()

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from fixtures import page_image, run_cli
 from PIL import Image
 
 from ocrkit.document import Line, Page
@@ -16,14 +17,8 @@ from ocrkit.inputs import collect_inputs
 from ocrkit.io import load_image
 from ocrkit.outputs import prepare_out_dir, write_atomic
 from ocrkit.overlay import overlay_png
-from tests.test_cli import page_image, run_cli
 
 NO_MODEL = ["--det-model", "/nonexistent/det", "--rec-model", "/nonexistent/rec"]
-
-
-@pytest.fixture
-def models(tiny_detector_dir, tiny_recognizer_dir):
-    return ["--det-model", tiny_detector_dir, "--rec-model", tiny_recognizer_dir]
 
 
 def error_lines(err: str) -> list[str]:

@@ -11,13 +11,13 @@ import threading
 import time
 import xml.etree.ElementTree as ET
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import httpx
 import numpy as np
 import psutil
 import pytest
 import uvicorn
+from fixtures import SAMPLES
 from PIL import Image
 
 from ocrkit.cli import build_parser, main
@@ -25,7 +25,7 @@ from ocrkit.document import Page
 from ocrkit.serve.app import create_app
 from ocrkit.serve.uploads import Limits
 
-SAMPLE = Path(__file__).parent.parent / "samples" / "synthetic_receipt.jpg"
+SAMPLE = SAMPLES / "synthetic_receipt.jpg"
 
 
 def free_port() -> int:

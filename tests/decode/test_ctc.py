@@ -6,7 +6,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 import torch
-from recognition_data import render_line, write_manifest
+from fixtures import render_line, write_manifest
 from safetensors.torch import load_file, save_file
 
 from ocrkit.config import ConfigError, load_config
