@@ -1,3 +1,5 @@
+"""The training loop on a toy task: accumulation, resume after a kill or a time budget, DDP, devices."""
+
 import os
 import signal
 import subprocess
@@ -13,7 +15,8 @@ from safetensors.torch import load_file
 from ocrkit.engine.checkpoint import latest_checkpoint
 from ocrkit.engine.schedule import lr_multiplier
 from ocrkit.engine.settings import TrainSettings
-from ocrkit.engine.trainer import Trainer, accumulate, cpu_has_bf16, slow_bf16_warning
+from ocrkit.engine.trainer import Trainer, accumulate, choose_device, cpu_has_bf16, slow_bf16_warning
+from ocrkit.errors import OcrkitError
 
 
 def weights(path):
@@ -130,3 +133,26 @@ def test_bf16_warning_only_where_bf16_would_be_emulated():
 def test_cpu_bf16_detection_agrees_with_cpuinfo_flags():
     flags = set(Path("/proc/cpuinfo").read_text().split())
     assert cpu_has_bf16() == bool({"avx512_bf16", "amx_tile"} & flags)
+
+
+def test_time_budget_stops_validated_and_checkpointed_and_resume_finishes_exactly(tmp_path):
+    full = Trainer(ToyTask(), toy_settings(tmp_path / "full")).fit()
+    task = ToyTask()
+    cut = Trainer(task, toy_settings(tmp_path / "cut", max_minutes=1e-9)).fit()
+    assert cut.step == 1 and task.evaluated == 1
+    assert latest_checkpoint(tmp_path / "cut" / "checkpoints").name == "step-0000001"
+    resumed = Trainer(ToyTask(), toy_settings(tmp_path / "cut"), resume=True).fit()
+    assert resumed.step == full.step == 12
+    a = load_file(str(tmp_path / "full" / "model" / "model.safetensors"))
+    b = load_file(str(tmp_path / "cut" / "model" / "model.safetensors"))
+    for k in a:
+        torch.testing.assert_close(a[k], b[k], rtol=0, atol=1e-7)
+
+
+def test_device_choice():
+    assert choose_device("auto", True) == "cuda" and choose_device("auto", False) == "cpu"
+    assert choose_device("cpu", True) == "cpu" and choose_device("cuda", True) == "cuda"
+    with pytest.raises(OcrkitError, match="no CUDA device"):
+        choose_device("cuda", False)
+    with pytest.raises(OcrkitError, match="expected auto, cpu or cuda"):
+        choose_device("tpu", True)
