@@ -3,6 +3,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 from fixtures import REPO
 from PIL import Image
 
@@ -118,6 +119,7 @@ def test_raising_the_threshold_afterwards_equals_detecting_with_it():
         np.testing.assert_allclose(np.array([ln.bbox for ln in kept.lines]), direct)
 
 
+@pytest.mark.slow
 def test_evaluate_pages_with_ground_truth_boxes(tmp_path, tiny_detector_dir, tiny_recognizer_dir):
     """--gt-boxes reads exactly the annotated boxes: detection scores are perfect, CER is the recognizer's."""
     gt = write_coco(tmp_path)

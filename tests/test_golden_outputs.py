@@ -16,6 +16,8 @@ import sys
 import pytest
 from fixtures import REPO, SAMPLES
 
+pytestmark = pytest.mark.slow  # `ocrkit infer` with the shipped models in a subprocess
+
 SAMPLE_PAGES = sorted(SAMPLES.glob("*.jpg"))
 GOLDEN = REPO / "tests" / "golden" / "infer"
 

@@ -6,11 +6,14 @@ import json
 import subprocess
 import sys
 
+import pytest
 import torch
 from fixtures import REPO, write_manifest
 
 from ocrkit.data.packed import pack
 from ocrkit.model_folder import read_spec
+
+pytestmark = pytest.mark.slow  # a training run in a subprocess
 
 TEXTS = ["Total 12.50", "CASH", "Kaffee und Kuchen", "no. 7", "Anzahl", "x"]
 

@@ -11,6 +11,7 @@ from importlib.metadata import PackageNotFoundError, packages_distributions, req
 from importlib.util import find_spec
 from pathlib import Path
 
+import pytest
 from fixtures import REPO
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
@@ -74,6 +75,7 @@ def _built_files(tmp_path: Path) -> list[str]:
     return [p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()]
 
 
+@pytest.mark.slow
 def test_package_ships_model_files_but_no_logs(tmp_path):
     files = _built_files(tmp_path)
     models = [f for f in files if f.startswith("ocrkit/models/")]

@@ -52,6 +52,7 @@ def mixed_folder(root: Path) -> tuple[list[str], list[str]]:
 
 
 # 1, 2, 3: distinct outputs for same-named pages, every TIFF page, failures counted
+@pytest.mark.slow
 def test_mixed_folder_gives_one_output_per_page_and_a_true_count(tmp_path, models, capsys):
     good, bad = mixed_folder(tmp_path / "in")
     out = tmp_path / "out"
@@ -103,6 +104,7 @@ def test_files_given_directly_with_the_same_name_are_reported_not_overwritten(tm
     assert "b/x.png" in str(err) and "same output name" in str(err)
 
 
+@pytest.mark.slow
 def test_every_tiff_page_is_read(tmp_path, tiny_detector_dir, tiny_recognizer_dir):
     from ocrkit.pipeline import OCR
 

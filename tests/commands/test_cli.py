@@ -9,10 +9,12 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import numpy as np
+import pytest
 from fixtures import page_image, run_cli
 from PIL import Image
 
 
+@pytest.mark.slow
 def test_console_script_help():
     exe = Path(sys.executable).with_name("ocrkit")
     res = subprocess.run([str(exe), "--help"], capture_output=True, text=True, timeout=120)
@@ -26,6 +28,7 @@ def test_infer_one_file_prints_text(tmp_path, models, capsys):
     assert out.strip() and "Traceback" not in err
 
 
+@pytest.mark.slow
 def test_infer_all_formats(tmp_path, models, capsys):
     Image.fromarray(page_image()).save(tmp_path / "a.png")
     Image.fromarray(page_image(seed=1)).save(tmp_path / "b.jpg")
@@ -105,6 +108,7 @@ def good_corpus(root: Path) -> list[str]:
     ]
 
 
+@pytest.mark.slow
 def test_bad_inputs_are_reported_and_the_rest_processed(tmp_path, models, capsys):
     data = tmp_path / "in"
     data.mkdir()

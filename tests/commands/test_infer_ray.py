@@ -15,6 +15,8 @@ from ocrkit.cli import main
 from ocrkit.commands.common import Failures
 from ocrkit.commands.infer_ray import _plan
 
+pytestmark = pytest.mark.slow  # a local Ray cluster starts for these tests
+
 SAMPLE_PAGES = sorted(SAMPLES.glob("*.jpg"))
 
 

@@ -5,7 +5,10 @@ import os
 import subprocess
 import sys
 
+import pytest
 from fixtures import REPO
+
+pytestmark = pytest.mark.slow  # imports every data module in a fresh interpreter
 
 IMPORT_ALL_DATA = """
 import importlib, json, pkgutil, sys

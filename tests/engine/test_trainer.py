@@ -62,6 +62,7 @@ def test_training_reduces_loss_keeps_best_and_writes_outputs(tmp_path):
     assert len(list((tmp_path / "checkpoints").glob("step-*"))) == 2  # old ones pruned
 
 
+@pytest.mark.slow
 def test_killed_run_resumes_to_identical_weights(tmp_path):
     script = [sys.executable, str(SCRIPTS / "toy_train_slow.py")]
     subprocess.run([*script, str(tmp_path / "full"), "fresh"], check=True, capture_output=True, timeout=300)
@@ -99,6 +100,7 @@ def test_non_finite_gradient_step_is_skipped(tmp_path):
         torch.testing.assert_close(after[k], untouched[k])
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(sys.platform != "linux", reason="gloo DDP test runs on linux")
 def test_two_process_ddp_ranks_end_identical(tmp_path):
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(SCRIPTS.parent)}
