@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from detection_pages import TINY
+from fixtures import TINY
 
 TINY_DET = dict(num_queries=30, num_denoising=0, **TINY)
 
@@ -23,6 +23,14 @@ def tiny_detector_dir(tmp_path_factory) -> Path:
     post = PostConfig(score_threshold=0.0, nms_iou=0.5, contain_threshold=0.8)
     write_spec(out, DetectorSpec(128, model.config.model_type, 32, True, post))
     return out
+
+
+@pytest.fixture(scope="session")
+def tok():
+    """The recognizer's default character tokenizer (read-only in every test that asks for it)."""
+    from ocrkit.recognition.tokenizer import build_tokenizer
+
+    return build_tokenizer()
 
 
 @pytest.fixture(scope="session")
@@ -45,3 +53,9 @@ def tiny_recognizer_dir(tmp_path_factory) -> Path:
     tok.save_pretrained(out)
     write_spec(out, RecognizerSpec(LinePreprocess(longest=128, max_height=32)))
     return out
+
+
+@pytest.fixture
+def models(tiny_detector_dir, tiny_recognizer_dir) -> list:
+    """The command-line options that point `ocrkit` at both tiny model folders."""
+    return ["--det-model", tiny_detector_dir, "--rec-model", tiny_recognizer_dir]

@@ -1,9 +1,10 @@
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
+import pytest
+from fixtures import REPO
 from PIL import Image
 
 from ocrkit.document import Line, Page
@@ -118,13 +119,14 @@ def test_raising_the_threshold_afterwards_equals_detecting_with_it():
         np.testing.assert_allclose(np.array([ln.bbox for ln in kept.lines]), direct)
 
 
+@pytest.mark.slow
 def test_evaluate_pages_with_ground_truth_boxes(tmp_path, tiny_detector_dir, tiny_recognizer_dir):
     """--gt-boxes reads exactly the annotated boxes: detection scores are perfect, CER is the recognizer's."""
     gt = write_coco(tmp_path)
     (tmp_path / "images").mkdir()
     Image.new("RGB", (400, 200), "white").save(tmp_path / "images" / "p1.jpg")
     out = tmp_path / "scores.json"
-    script = Path(__file__).resolve().parents[1] / "tools" / "evaluate.py"
+    script = REPO / "tools" / "evaluate.py"
     cmd = [sys.executable, str(script), "pages", "--gt", str(gt), "--gt-boxes", "--json", str(out)]
     models = ["--det-model", str(tiny_detector_dir), "--rec-model", str(tiny_recognizer_dir)]
     res = subprocess.run(cmd + models, capture_output=True, text=True, timeout=300)

@@ -12,13 +12,14 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
+from fixtures import REPO, SAMPLES
 
-ROOT = Path(__file__).resolve().parent.parent
-SAMPLES = sorted((ROOT / "samples").glob("*.jpg"))
-GOLDEN = ROOT / "tests" / "golden" / "infer"
+pytestmark = pytest.mark.slow  # `ocrkit infer` with the shipped models in a subprocess
+
+SAMPLE_PAGES = sorted(SAMPLES.glob("*.jpg"))
+GOLDEN = REPO / "tests" / "golden" / "infer"
 
 
 def _essentials(result: dict) -> list[dict]:
@@ -30,13 +31,13 @@ def _essentials(result: dict) -> list[dict]:
 @pytest.fixture(scope="module")
 def infer_outputs(tmp_path_factory) -> dict[str, list[dict]]:
     out = tmp_path_factory.mktemp("infer")
-    cmd = [sys.executable, "-m", "ocrkit.cli", "infer", *map(str, SAMPLES), "--out", str(out)]
+    cmd = [sys.executable, "-m", "ocrkit.cli", "infer", *map(str, SAMPLE_PAGES), "--out", str(out)]
     subprocess.run([*cmd, "--format", "json", "--threads", "1"], check=True, capture_output=True, timeout=600)
     return {p.name: _essentials(json.loads(p.read_text())) for p in sorted(out.glob("*.json"))}
 
 
 def test_samples_are_read_as_stored(infer_outputs):
-    assert len(infer_outputs) == len(SAMPLES) >= 3
+    assert len(infer_outputs) == len(SAMPLE_PAGES) >= 3
     if os.environ.get("OCRKIT_UPDATE_GOLDEN") == "1":
         GOLDEN.mkdir(parents=True, exist_ok=True)
         for name, lines in infer_outputs.items():

@@ -11,6 +11,8 @@ from importlib.metadata import PackageNotFoundError, packages_distributions, req
 from importlib.util import find_spec
 from pathlib import Path
 
+import pytest
+from fixtures import REPO
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import Version
@@ -19,7 +21,6 @@ import ocrkit
 from ocrkit.extras import EXTRA_OF_MODULE
 from ocrkit.model_folder import SETTINGS_NAME
 
-ROOT = Path(__file__).resolve().parents[1]
 NEEDED = {
     "detector": ["config.json", "model.safetensors", SETTINGS_NAME, "MODEL_CARD.md"],
     "recognizer": [
@@ -45,10 +46,10 @@ def _built_files(tmp_path: Path) -> list[str]:
     """Paths inside the package as a build of a copy of the tree writes them (a wheel where possible)."""
     src = tmp_path / "src"
     src.mkdir()
-    shutil.copy2(ROOT / "pyproject.toml", src)
-    shutil.copy2(ROOT / "README.md", src)
+    shutil.copy2(REPO / "pyproject.toml", src)
+    shutil.copy2(REPO / "README.md", src)
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info")
-    shutil.copytree(ROOT / "ocrkit", src / "ocrkit", ignore=ignore)
+    shutil.copytree(REPO / "ocrkit", src / "ocrkit", ignore=ignore)
     for kind in NEEDED:  # decoys: what a training run leaves beside a model must not ship
         (src / "ocrkit" / "models" / kind / "metrics_decoy.jsonl").write_text("{}\n")
         (src / "ocrkit" / "models" / kind / "curves.png").write_bytes(b"\x89PNG")
@@ -74,6 +75,7 @@ def _built_files(tmp_path: Path) -> list[str]:
     return [p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()]
 
 
+@pytest.mark.slow
 def test_package_ships_model_files_but_no_logs(tmp_path):
     files = _built_files(tmp_path)
     models = [f for f in files if f.startswith("ocrkit/models/")]
@@ -86,12 +88,12 @@ def test_package_ships_model_files_but_no_logs(tmp_path):
 
 
 def test_version_agrees_with_pyproject():
-    text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    text = (REPO / "pyproject.toml").read_text(encoding="utf-8")
     assert f'\nversion = "{ocrkit.__version__}"\n' in text
 
 
 def _pyproject() -> dict:
-    with (ROOT / "pyproject.toml").open("rb") as fh:
+    with (REPO / "pyproject.toml").open("rb") as fh:
         return tomllib.load(fh)["project"]
 
 
@@ -107,7 +109,7 @@ def _requirements() -> dict[str, list[Requirement]]:
 
 def _constraints() -> dict[str, Version]:
     pins = {}
-    for line in (ROOT / "constraints.txt").read_text(encoding="utf-8").splitlines():
+    for line in (REPO / "constraints.txt").read_text(encoding="utf-8").splitlines():
         line = line.split("#", 1)[0].strip()
         if line:
             name, _, version_text = line.partition("==")
@@ -169,10 +171,10 @@ def _brought_by(extra: str) -> set[str]:
 
 def test_ci_runs_the_readme_set_up_and_test_commands():
     """CI must prove what a reader does: the README's quick-start set-up and test lines, verbatim."""
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
     block = readme.split("## Quick start", 1)[1].split("```bash\n", 1)[1].split("```", 1)[0]
     commands = [line.split("  #", 1)[0].strip() for line in block.splitlines()]
     set_up, test = commands[0], commands[-1]
     assert "-c constraints.txt" in set_up and test.endswith("-m pytest")
-    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+    ci = (REPO / ".ci" / "run").read_text(encoding="utf-8").splitlines()
     assert set_up in ci and test in ci

@@ -1,13 +1,15 @@
 """OCR pipeline: lines of several pages recognised together, results in input order."""
 
 import numpy as np
+import pytest
+from fixtures import page_image
 from PIL import Image
 
 from ocrkit.errors import InputError
 from ocrkit.pipeline import OCR
-from tests.test_cli import page_image
 
 
+@pytest.mark.slow
 def test_pages_read_together_match_pages_read_alone(tiny_detector_dir, tiny_recognizer_dir):
     # batch_size=1: every line decodes alone, so batch padding cannot change the text and the two
     # paths must agree exactly; the spy checks that the three pages made a single recognizer call.

@@ -42,6 +42,7 @@ def test_shipped_models_read_the_sample_receipt():
     assert sum(len(line.text) for line in page.lines) > 50
 
 
+@pytest.mark.slow
 def test_ship_model_casts_to_fp16_and_overrides_inference_settings(tmp_path):
     src, dst = tmp_path / "run", tmp_path / "shipped"
     src.mkdir()

@@ -190,6 +190,7 @@ def test_markup_rules_strip_map_drop_and_count():
     assert rules.apply("⟦illisible⟧") == (None, "markup left after the rules")
 
 
+@pytest.mark.slow
 def test_cli_import_and_prepare_with_a_sources_file(tmp_path):
     clones = tmp_path / "clones"
     repo = clones / "owner+books"

@@ -10,30 +10,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from fixtures import page_image, run_cli
 from PIL import Image
 
-from ocrkit.cli import main
 
-
-def page_image(h=180, w=260, seed=0):
-    rng = np.random.default_rng(seed)
-    img = np.full((h, w, 3), 240, np.uint8)
-    for r in range(4):
-        img[20 + 35 * r : 36 + 35 * r, 20 : 20 + int(rng.integers(80, 220))] = 30
-    return img
-
-
-def run_cli(args, capsys):
-    code = main([str(a) for a in args])
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-@pytest.fixture
-def models(tiny_detector_dir, tiny_recognizer_dir):
-    return ["--det-model", tiny_detector_dir, "--rec-model", tiny_recognizer_dir]
-
-
+@pytest.mark.slow
 def test_console_script_help():
     exe = Path(sys.executable).with_name("ocrkit")
     res = subprocess.run([str(exe), "--help"], capture_output=True, text=True, timeout=120)
@@ -47,6 +28,7 @@ def test_infer_one_file_prints_text(tmp_path, models, capsys):
     assert out.strip() and "Traceback" not in err
 
 
+@pytest.mark.slow
 def test_infer_all_formats(tmp_path, models, capsys):
     Image.fromarray(page_image()).save(tmp_path / "a.png")
     Image.fromarray(page_image(seed=1)).save(tmp_path / "b.jpg")
@@ -126,6 +108,7 @@ def good_corpus(root: Path) -> list[str]:
     ]
 
 
+@pytest.mark.slow
 def test_bad_inputs_are_reported_and_the_rest_processed(tmp_path, models, capsys):
     data = tmp_path / "in"
     data.mkdir()

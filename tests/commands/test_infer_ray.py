@@ -9,12 +9,15 @@ from pathlib import Path
 
 import pytest
 import ray
+from fixtures import SAMPLES
 
 from ocrkit.cli import main
 from ocrkit.commands.common import Failures
 from ocrkit.commands.infer_ray import _plan
 
-SAMPLES = sorted((Path(__file__).parent.parent / "samples").glob("*.jpg"))
+pytestmark = pytest.mark.slow  # a local Ray cluster starts for these tests
+
+SAMPLE_PAGES = sorted(SAMPLES.glob("*.jpg"))
 
 
 def run(args: list) -> tuple[int, str]:
@@ -27,13 +30,13 @@ def run(args: list) -> tuple[int, str]:
 @pytest.fixture(scope="module")
 def batch(tiny_detector_dir, tiny_recognizer_dir, tmp_path_factory):
     """The sample pages plus one broken file, read once without and once with --ray."""
-    assert len(SAMPLES) == 4
+    assert len(SAMPLE_PAGES) == 4
     root = tmp_path_factory.mktemp("ray_batch")
-    for sample in SAMPLES:
+    for sample in SAMPLE_PAGES:
         shutil.copy(sample, root / sample.name)
     (root / "broken.png").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(100))
     models = ["--det-model", tiny_detector_dir, "--rec-model", tiny_recognizer_dir, "--backend", "torch"]
-    args = ["infer", *(root / s.name for s in SAMPLES), "--format", "txt,json", *models]
+    args = ["infer", *(root / s.name for s in SAMPLE_PAGES), "--format", "txt,json", *models]
     args_and_bad = ["infer", root / "broken.png", *args[1:]]
     plain = run([*args_and_bad, "--out", root / "plain"])
     with_ray = run([*args_and_bad, "--out", root / "ray", "--ray", "--ray-actors", "2"])
@@ -44,14 +47,14 @@ def batch(tiny_detector_dir, tiny_recognizer_dir, tmp_path_factory):
 def test_ray_reads_the_same_texts_as_without(batch):
     root, *_ = batch
     names = sorted(p.name for p in (root / "plain").iterdir())
-    assert names == sorted(f"{s.name}.{ext}" for s in SAMPLES for ext in ("txt", "json"))
+    assert names == sorted(f"{s.name}.{ext}" for s in SAMPLE_PAGES for ext in ("txt", "json"))
     assert sorted(p.name for p in (root / "ray").iterdir()) == names
     for name in names:
         plain, with_ray = (root / "plain" / name).read_text(), (root / "ray" / name).read_text()
         if name.endswith(".json"):
             plain, with_ray = (json.loads(t)["lines"] for t in (plain, with_ray))
         assert with_ray == plain, name
-    assert any((root / "ray" / f"{s.name}.txt").read_text().strip() for s in SAMPLES)
+    assert any((root / "ray" / f"{s.name}.txt").read_text().strip() for s in SAMPLE_PAGES)
 
 
 def test_bad_file_is_reported_and_the_batch_goes_on(batch):
@@ -68,11 +71,11 @@ def test_rerun_skips_finished_pages(batch):
     code, err = run([*args, "--out", root / "ray", "--ray"])  # all written: Ray is not even started
     assert code == 0 and "0 pages read" in err and "4 skipped" in err
     assert {p.name: p.stat().st_mtime_ns for p in (root / "ray").iterdir()} == written
-    (root / "ray" / f"{SAMPLES[0].name}.json").unlink()  # a page left half done is read again
+    (root / "ray" / f"{SAMPLE_PAGES[0].name}.json").unlink()  # a page left half done is read again
     todo, skipped, total = _plan(args[1:5], root / "ray", ["txt", "json"], Failures(debug=False))
-    assert [Path(t["path"]).name for t in todo] == [SAMPLES[0].name] and (skipped, total) == (3, 4)
+    assert [Path(t["path"]).name for t in todo] == [SAMPLE_PAGES[0].name] and (skipped, total) == (3, 4)
 
 
 def test_ray_needs_out(capsys):
-    assert main(["infer", str(SAMPLES[0]), "--ray"]) == 2
+    assert main(["infer", str(SAMPLE_PAGES[0]), "--ray"]) == 2
     assert "--ray needs --out" in capsys.readouterr().err

@@ -1,3 +1,5 @@
+"""The training loop on a toy task: accumulation, resume after a kill or a time budget, DDP, devices."""
+
 import os
 import signal
 import subprocess
@@ -7,15 +9,14 @@ from pathlib import Path
 
 import pytest
 import torch
+from fixtures import SCRIPTS, ToyData, ToyTask, toy_settings
 from safetensors.torch import load_file
-from toy_task import ToyData, ToyTask, toy_settings
 
 from ocrkit.engine.checkpoint import latest_checkpoint
 from ocrkit.engine.schedule import lr_multiplier
 from ocrkit.engine.settings import TrainSettings
-from ocrkit.engine.trainer import Trainer, accumulate, cpu_has_bf16, slow_bf16_warning
-
-HERE = Path(__file__).parent
+from ocrkit.engine.trainer import Trainer, accumulate, choose_device, cpu_has_bf16, slow_bf16_warning
+from ocrkit.errors import OcrkitError
 
 
 def weights(path):
@@ -61,8 +62,9 @@ def test_training_reduces_loss_keeps_best_and_writes_outputs(tmp_path):
     assert len(list((tmp_path / "checkpoints").glob("step-*"))) == 2  # old ones pruned
 
 
+@pytest.mark.slow
 def test_killed_run_resumes_to_identical_weights(tmp_path):
-    script = [sys.executable, str(HERE / "toy_train_slow.py")]
+    script = [sys.executable, str(SCRIPTS / "toy_train_slow.py")]
     subprocess.run([*script, str(tmp_path / "full"), "fresh"], check=True, capture_output=True, timeout=300)
     run = subprocess.Popen(
         [*script, str(tmp_path / "cut"), "fresh"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
@@ -98,9 +100,10 @@ def test_non_finite_gradient_step_is_skipped(tmp_path):
         torch.testing.assert_close(after[k], untouched[k])
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(sys.platform != "linux", reason="gloo DDP test runs on linux")
 def test_two_process_ddp_ranks_end_identical(tmp_path):
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(HERE)}
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(SCRIPTS.parent)}
     cmd = [
         sys.executable,
         "-m",
@@ -109,7 +112,7 @@ def test_two_process_ddp_ranks_end_identical(tmp_path):
         "2",
         "--master_port",
         "29517",
-        str(HERE / "ddp_toy_train.py"),
+        str(SCRIPTS / "ddp_toy_train.py"),
         str(tmp_path),
     ]
     res = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
@@ -132,3 +135,26 @@ def test_bf16_warning_only_where_bf16_would_be_emulated():
 def test_cpu_bf16_detection_agrees_with_cpuinfo_flags():
     flags = set(Path("/proc/cpuinfo").read_text().split())
     assert cpu_has_bf16() == bool({"avx512_bf16", "amx_tile"} & flags)
+
+
+def test_time_budget_stops_validated_and_checkpointed_and_resume_finishes_exactly(tmp_path):
+    full = Trainer(ToyTask(), toy_settings(tmp_path / "full")).fit()
+    task = ToyTask()
+    cut = Trainer(task, toy_settings(tmp_path / "cut", max_minutes=1e-9)).fit()
+    assert cut.step == 1 and task.evaluated == 1
+    assert latest_checkpoint(tmp_path / "cut" / "checkpoints").name == "step-0000001"
+    resumed = Trainer(ToyTask(), toy_settings(tmp_path / "cut"), resume=True).fit()
+    assert resumed.step == full.step == 12
+    a = load_file(str(tmp_path / "full" / "model" / "model.safetensors"))
+    b = load_file(str(tmp_path / "cut" / "model" / "model.safetensors"))
+    for k in a:
+        torch.testing.assert_close(a[k], b[k], rtol=0, atol=1e-7)
+
+
+def test_device_choice():
+    assert choose_device("auto", True) == "cuda" and choose_device("auto", False) == "cpu"
+    assert choose_device("cpu", True) == "cpu" and choose_device("cuda", True) == "cuda"
+    with pytest.raises(OcrkitError, match="no CUDA device"):
+        choose_device("cuda", False)
+    with pytest.raises(OcrkitError, match="expected auto, cpu or cuda"):
+        choose_device("tpu", True)

@@ -5,7 +5,7 @@ import json
 import numpy as np
 import pytest
 import torch
-from recognition_data import write_manifest
+from fixtures import write_manifest
 
 from ocrkit.config import ConfigError, from_dict, load_config
 from ocrkit.data.lines_dataset import scan_augment

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from fixtures import page_image, run_cli
 from PIL import Image
 
 from ocrkit.document import Line, Page
@@ -16,14 +17,8 @@ from ocrkit.inputs import collect_inputs
 from ocrkit.io import load_image
 from ocrkit.outputs import prepare_out_dir, write_atomic
 from ocrkit.overlay import overlay_png
-from tests.test_cli import page_image, run_cli
 
 NO_MODEL = ["--det-model", "/nonexistent/det", "--rec-model", "/nonexistent/rec"]
-
-
-@pytest.fixture
-def models(tiny_detector_dir, tiny_recognizer_dir):
-    return ["--det-model", tiny_detector_dir, "--rec-model", tiny_recognizer_dir]
 
 
 def error_lines(err: str) -> list[str]:
@@ -57,6 +52,7 @@ def mixed_folder(root: Path) -> tuple[list[str], list[str]]:
 
 
 # 1, 2, 3: distinct outputs for same-named pages, every TIFF page, failures counted
+@pytest.mark.slow
 def test_mixed_folder_gives_one_output_per_page_and_a_true_count(tmp_path, models, capsys):
     good, bad = mixed_folder(tmp_path / "in")
     out = tmp_path / "out"
@@ -108,6 +104,7 @@ def test_files_given_directly_with_the_same_name_are_reported_not_overwritten(tm
     assert "b/x.png" in str(err) and "same output name" in str(err)
 
 
+@pytest.mark.slow
 def test_every_tiff_page_is_read(tmp_path, tiny_detector_dir, tiny_recognizer_dir):
     from ocrkit.pipeline import OCR
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from fixtures import REPO, SCRIPTS
 
 from ocrkit.detection.predictor import load_detector
 from ocrkit.export.detector import export_detector
@@ -16,8 +17,6 @@ from ocrkit.export.recognizer import export_recognizer
 from ocrkit.model_folder import read_spec, write_spec
 from ocrkit.recognition import load_recognizer
 from ocrkit.runtime import OnnxDetector, OnnxRecognizer
-
-HERE = Path(__file__).parent
 
 
 def exported(export, model_dir: Path, out: Path) -> tuple[Path, Path]:
@@ -74,6 +73,7 @@ def test_encoder_output_length_is_symbolic(recognizer_dirs):
     assert out.type.tensor_type.shape.dim[1].dim_param == "encoder_sequence_length"
 
 
+@pytest.mark.slow
 def test_runtime_works_without_torch(detector_dirs, recognizer_dirs, tmp_path):
     """A deploy environment has no torch: block it, run the deploy entry point, compare with torch."""
     page = (np.random.default_rng(2).random((200, 300, 3)) * 255).astype(np.uint8)
@@ -92,13 +92,13 @@ def test_runtime_works_without_torch(detector_dirs, recognizer_dirs, tmp_path):
         "assert not {'torch', 'transformers'} & set(sys.modules), 'torch was imported'\n"
         "sys.exit(rc)\n"
     )
-    deploy_script = str(HERE.parent / "deploy" / "ocr_onnx.py")
+    deploy_script = str(REPO / "deploy" / "ocr_onnx.py")
     res = subprocess.run(
         [
             sys.executable,
             "-c",
             runner,
-            str(HERE),
+            str(SCRIPTS),
             deploy_script,
             str(tmp_path / "page.png"),
             "--models",
@@ -130,10 +130,11 @@ def run_cli_without_torch(*args: str, env: dict[str, str] | None = None) -> subp
         "assert not {'torch', 'transformers'} & set(sys.modules), 'torch was imported'\n"
         "sys.exit(rc)\n"
     )
-    cmd = [sys.executable, "-c", runner, str(HERE), *args]
+    cmd = [sys.executable, "-c", runner, str(SCRIPTS), *args]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env)
 
 
+@pytest.mark.slow
 def test_cli_onnx_backend_reads_a_page_without_torch(detector_dirs, recognizer_dirs, tmp_path):
     page = (np.random.default_rng(3).random((200, 300, 3)) * 255).astype(np.uint8)
     from PIL import Image
@@ -150,6 +151,7 @@ def test_cli_onnx_backend_reads_a_page_without_torch(detector_dirs, recognizer_d
     assert got["lines"] == json.loads(want.to_json())["lines"] and want.lines  # JSON as written, rounded
 
 
+@pytest.mark.slow
 def test_cli_names_the_extra_a_torch_free_install_lacks(tmp_path):
     page = tmp_path / "page.png"
     from PIL import Image
@@ -170,6 +172,7 @@ def test_cli_names_the_extra_a_torch_free_install_lacks(tmp_path):
     ]
 
 
+@pytest.mark.slow
 def test_detector_graph_handles_pages_with_no_line(tiny_detector_dir, tmp_path):
     """No query above the threshold (a blank page) must give empty outputs, not an onnxruntime error."""
     strict = tmp_path / "strict"
@@ -185,6 +188,7 @@ def test_detector_graph_handles_pages_with_no_line(tiny_detector_dir, tmp_path):
     assert boxes.shape == (0, 4) and scores.shape == (0,) and tboxes.shape == (0, 4)
 
 
+@pytest.mark.slow
 def test_onnx_backend_exports_the_default_models_once(
     tiny_detector_dir, tiny_recognizer_dir, tmp_path, monkeypatch
 ):

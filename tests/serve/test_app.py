@@ -11,13 +11,13 @@ import threading
 import time
 import xml.etree.ElementTree as ET
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import httpx
 import numpy as np
 import psutil
 import pytest
 import uvicorn
+from fixtures import SAMPLES
 from PIL import Image
 
 from ocrkit.cli import build_parser, main
@@ -25,7 +25,7 @@ from ocrkit.document import Page
 from ocrkit.serve.app import create_app
 from ocrkit.serve.uploads import Limits
 
-SAMPLE = Path(__file__).parent.parent / "samples" / "synthetic_receipt.jpg"
+SAMPLE = SAMPLES / "synthetic_receipt.jpg"
 
 
 def free_port() -> int:
@@ -119,6 +119,7 @@ class StandInOCR:
 LIMITS = Limits(max_upload_bytes=2**20, max_pixels=10**7, max_pages=5)
 
 
+@pytest.mark.slow
 def test_health_models_and_docs(server):
     url, _ = server
     health = httpx.get(f"{url}/healthz").json()
@@ -130,6 +131,7 @@ def test_health_models_and_docs(server):
     assert "/v1/ocr" in httpx.get(f"{url}/openapi.json").json()["paths"]
 
 
+@pytest.mark.slow
 def test_every_format_with_its_media_type(server):
     url, _ = server
     got = post(url, png())
@@ -147,6 +149,7 @@ def test_every_format_with_its_media_type(server):
         ET.fromstring(got.content)
 
 
+@pytest.mark.slow
 def test_pdf_pages(server):
     url, _ = server
     got = post(url, pdf(2), "application/pdf", "doc.pdf")
@@ -177,6 +180,7 @@ BAD_INPUTS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", list(BAD_INPUTS))
 def test_bad_input_is_a_json_4xx(server, case):
     url, _ = server
@@ -188,6 +192,7 @@ def test_bad_input_is_a_json_4xx(server, case):
     assert post(url, png()).status_code == 200  # and the server keeps serving
 
 
+@pytest.mark.slow
 def test_missing_file_field(server):
     url, _ = server
     got = httpx.post(f"{url}/v1/ocr", data={"nothing": "here"})
@@ -195,6 +200,7 @@ def test_missing_file_field(server):
     assert httpx.get(f"{url}/v1/nothing").json()["error"] == "not_found"
 
 
+@pytest.mark.slow
 def test_twenty_concurrent_requests_all_answered(server):
     url, _ = server
     sizes = [(200 + 7 * i, 150 + 3 * i) for i in range(20)]
@@ -205,6 +211,7 @@ def test_twenty_concurrent_requests_all_answered(server):
     assert got == [(f"{w}.png", w, h) for w, h in sizes]  # nothing lost, nothing swapped
 
 
+@pytest.mark.slow
 def test_memory_does_not_grow_over_50_requests(server):
     url, pid = server
     proc = psutil.Process(pid)
@@ -250,6 +257,7 @@ def test_internal_error_is_a_logged_500_with_request_id(caplog):
     assert logged and logged[0].exc_info and "boom" in str(logged[0].exc_info[1])
 
 
+@pytest.mark.slow
 def test_sample_page_matches_ocrkit_infer(tmp_path, capsys):
     """The shipped models, through the same app `ocrkit serve` builds, give infer's JSON and text."""
     from ocrkit.commands.serve import build_app

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 import torch
-from recognition_data import render_line
+from fixtures import render_line
 
 from ocrkit.errors import ModelError
 from ocrkit.line_preprocess import LinePreprocess
@@ -14,11 +14,6 @@ from ocrkit.recognition.decoding import generate, max_new_tokens_for
 from ocrkit.recognition.model import count_parameters, create_recognizer
 from ocrkit.recognition.task import RecognitionTask
 from ocrkit.recognition.tokenizer import build_tokenizer, padded_vocab_size
-
-
-@pytest.fixture(scope="module")
-def tok():
-    return build_tokenizer()
 
 
 @pytest.fixture(scope="module")

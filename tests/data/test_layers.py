@@ -4,9 +4,11 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+import pytest
+from fixtures import REPO
+
+pytestmark = pytest.mark.slow  # imports every data module in a fresh interpreter
 
 IMPORT_ALL_DATA = """
 import importlib, json, pkgutil, sys
@@ -19,12 +21,12 @@ print(json.dumps({"imported": names, "loaded": sorted(sys.modules)}))
 
 
 def test_data_modules_import_no_model_package():
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
     done = subprocess.run(
         [sys.executable, "-c", IMPORT_ALL_DATA],
         capture_output=True,
         text=True,
-        cwd=ROOT,
+        cwd=REPO,
         env=env,
         timeout=300,
     )

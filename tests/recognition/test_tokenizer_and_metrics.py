@@ -5,7 +5,7 @@ from transformers import AutoTokenizer
 
 from ocrkit.charset import DEFAULT_CHARSET
 from ocrkit.recognition.metrics import ErrorCounts, edit_distance, error_rates
-from ocrkit.recognition.tokenizer import build_tokenizer, decode, encode_label, load_tokenizer
+from ocrkit.recognition.tokenizer import decode, encode_label, load_tokenizer
 
 SAMPLES = [
     "Grüße aus Köln — 12,50 €",
@@ -14,11 +14,6 @@ SAMPLES = [
     " leading and trailing ",
     "a <s> </s> <pad> literal",
 ]
-
-
-@pytest.fixture(scope="module")
-def tok():
-    return build_tokenizer()
 
 
 def test_vocab_layout(tok):

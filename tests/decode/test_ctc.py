@@ -6,7 +6,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 import torch
-from recognition_data import render_line, write_manifest
+from fixtures import render_line, write_manifest
 from safetensors.torch import load_file, save_file
 
 from ocrkit.config import ConfigError, load_config
@@ -178,6 +178,7 @@ def test_onnx_ctc_decoding_matches_torch(ctc_model_dir, tmp_path):
         assert abs(ts - os_) < 1e-4
 
 
+@pytest.mark.slow
 def test_pipeline_reads_with_the_folders_decoding_or_the_override(ctc_model_dir, tiny_detector_dir, tmp_path):
     from ocrkit.export.detector import export_detector
     from ocrkit.pipeline import OCR

@@ -161,6 +161,7 @@ def test_blank_crops_avoid_every_labelled_line() -> None:
     assert 0.25 < np.mean([(c == 100).any() for c in crops]) < 0.9
 
 
+@pytest.mark.slow
 def test_lines_include_the_requested_share_of_blank_crops(tmp_path: Path) -> None:
     generate_lines(tmp_path, 200, seed=2, blank_share=0.25, progress=False)
     records = [json.loads(line) for line in (tmp_path / "lines.jsonl").read_text().splitlines()]
@@ -256,6 +257,7 @@ def test_recase_changes_words_but_keeps_codes_and_short_acronyms() -> None:
     assert recase(line, "as is", keep_acronyms=False) == line
 
 
+@pytest.mark.slow
 def test_synthetic_receipts_print_some_sections_in_mixed_case(tmp_path: Path) -> None:
     generate_lines(tmp_path, 300, seed=5, kinds={"receipt": 1}, progress=False)
     texts = [json.loads(x)["text"] for x in (tmp_path / "lines.jsonl").read_text().splitlines()]

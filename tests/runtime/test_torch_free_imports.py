@@ -1,12 +1,13 @@
 """The torch-free runtime and the shared decoding stay torch-free by their imports, not only by luck.
 
-torch is blocked (tests/block_torch.py) rather than looked for in sys.modules: albumentations, which
+torch is blocked (tests/scripts/block_torch.py) rather than looked for in sys.modules: albumentations, which
 ocrkit.preprocess uses, imports torch itself whenever torch happens to be installed."""
 
 import json
 import subprocess
 import sys
-from pathlib import Path
+
+from fixtures import SCRIPTS
 
 TRAINING_PACKAGES = ("ocrkit.recognition", "ocrkit.detection", "ocrkit.data")
 
@@ -22,8 +23,7 @@ def test_runtime_and_decode_import_without_torch_and_without_the_training_packag
         "        importlib.import_module(m.name)\n"
         "print(json.dumps(sorted(sys.modules)))\n"
     )
-    tests_dir = str(Path(__file__).parent)
-    run = subprocess.run([sys.executable, "-c", code, tests_dir], capture_output=True, text=True)
+    run = subprocess.run([sys.executable, "-c", code, str(SCRIPTS)], capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
     loaded = json.loads(run.stdout)
     assert "ocrkit.decode.read" in loaded and "ocrkit.runtime.recognizer" in loaded

@@ -1,4 +1,7 @@
-"""Run by test_engine under `torchrun --nproc_per_node 2`: trains the toy task, dumps each rank's weights."""
+"""Trains the toy task under `torchrun --nproc_per_node 2` and dumps each rank's weights.
+
+Run by tests/engine/test_trainer.py.
+"""
 
 import sys
 from pathlib import Path
@@ -6,8 +9,8 @@ from pathlib import Path
 import torch
 from safetensors.torch import save_file
 
-sys.path.insert(0, str(Path(__file__).parent))  # the toy task lives beside this test helper
-from toy_task import ToyTask, toy_settings  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the toy task lives in tests/fixtures.py
+from fixtures import ToyTask, toy_settings  # noqa: E402
 
 from ocrkit.engine.trainer import Trainer  # noqa: E402
 

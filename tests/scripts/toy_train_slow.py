@@ -1,11 +1,11 @@
-"""Run by test_engine in a subprocess that the test kills mid-run (SIGKILL) and then resumes."""
+"""Run by tests/engine/test_trainer.py in a subprocess that it kills mid-run (SIGKILL), then resumes."""
 
 import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).parent))  # the toy task lives beside this test helper
-from toy_task import ToyTask, toy_settings  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the toy task lives in tests/fixtures.py
+from fixtures import ToyTask, toy_settings  # noqa: E402
 
 from ocrkit.engine.trainer import Trainer  # noqa: E402
 

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 import torch
-from detection_pages import make_coco
+from fixtures import make_coco
 
 from ocrkit import boxes as B
 from ocrkit.data.coco_dataset import AugmentConfig, CocoDetectionDataset

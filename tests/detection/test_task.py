@@ -1,10 +1,9 @@
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
-from detection_pages import TINY, make_coco
+from fixtures import REPO, TINY, make_coco
 
 from ocrkit.config import load_config
 from ocrkit.detection import create_detector, load_detector
@@ -13,8 +12,6 @@ from ocrkit.detection.loss import CIoUDetrLoss
 from ocrkit.detection.task import DetectionTask
 from ocrkit.errors import ModelError
 from ocrkit.model_folder import FORMAT_VERSION, DetectorSpec, read_spec, spec_path, write_spec
-
-ROOT = Path(__file__).parents[1]
 
 
 @pytest.mark.parametrize("arch,size", [("dfine", "n8"), ("dfine", "s"), ("rtdetr", "r18")])
@@ -72,7 +69,7 @@ def test_train_script_save_and_load_detector(tmp_path):
     rc = main(
         [
             "-c",
-            str(ROOT / "configs/detector/tiny.yaml"),
+            str(REPO / "configs/detector/tiny.yaml"),
             "--set",
             f"data.train={train}",
             "--set",
@@ -107,5 +104,5 @@ def test_load_detector_errors_name_the_folder(tmp_path):
 
 def test_configs_load():
     for name in ["dfine_n", "dfine_n8", "dfine_s", "rtdetr_r18", "tiny"]:
-        cfg = load_config(DetectorConfig, ROOT / f"configs/detector/{name}.yaml")
+        cfg = load_config(DetectorConfig, REPO / f"configs/detector/{name}.yaml")
         assert cfg.data.longest % 32 == 0 and cfg.model.num_queries <= 300

@@ -1,0 +1,195 @@
+"""What the tests build for themselves: pages, line manifests, tiny model widths and a toy training task.
+
+Everything here is made locally and fast, so no test downloads or waits for a real model.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import cv2
+import numpy as np
+import torch
+from safetensors.torch import save_model
+from torch.utils.data import Dataset
+
+from ocrkit.cli import main
+from ocrkit.engine.settings import TrainSettings
+
+REPO = Path(__file__).resolve().parents[1]
+SAMPLES = REPO / "samples"
+# scripts that tests run in a subprocess: they import this module, so they sit below this folder
+SCRIPTS = Path(__file__).resolve().parent / "scripts"
+
+
+# --- recognizer line manifests (cv2.putText: fast, no fonts needed) ---
+
+
+def render_line(text: str, height: int = 24) -> np.ndarray:
+    scale = height / 30
+    (w, h), base = cv2.getTextSize(text, cv2.FONT_HERSHEY_SIMPLEX, scale, 1)
+    img = np.full((h + base + 6, w + 6, 3), 255, np.uint8)
+    cv2.putText(img, text, (3, h + 3), cv2.FONT_HERSHEY_SIMPLEX, scale, (0, 0, 0), 1, cv2.LINE_AA)
+    return img
+
+
+def write_manifest(folder: Path, texts: list[str], sizes: bool = False) -> Path:
+    """images/NNN.png + lines.jsonl with relative paths (optionally with width/height)."""
+    (folder / "images").mkdir(parents=True, exist_ok=True)
+    with (folder / "lines.jsonl").open("w", encoding="utf-8") as fh:
+        for i, text in enumerate(texts):
+            img = render_line(text)
+            cv2.imwrite(str(folder / "images" / f"{i:03d}.png"), img)
+            rec = {"image": f"images/{i:03d}.png", "text": text}
+            if sizes:
+                rec.update(width=img.shape[1], height=img.shape[0])
+            fh.write(json.dumps(rec) + "\n")
+    return folder / "lines.jsonl"
+
+
+# --- detector COCO sets: dark bars ("lines") on white pages ---
+
+# Tiny D-FINE widths for tests: built in a second, same code paths as the real sizes.
+TINY = dict(
+    decoder_layers=1,
+    encoder_hidden_dim=32,
+    d_model=32,
+    decoder_in_channels=[32, 32],
+    encoder_ffn_dim=64,
+    decoder_ffn_dim=64,
+    encoder_attention_heads=2,
+    decoder_attention_heads=2,
+)
+
+
+def make_coco(root: Path, n_images: int = 4, size: tuple[int, int] = (120, 200), seed: int = 0) -> Path:
+    """Write `n_images` PNG pages (H, W = size) with 2–4 filled line boxes each + annotations.json."""
+    rng = np.random.default_rng(seed)
+    root.mkdir(parents=True, exist_ok=True)
+    images, anns = [], []
+    h, w = size
+    for i in range(n_images):
+        page = np.full((h, w, 3), 255, np.uint8)
+        y = 8
+        for _ in range(int(rng.integers(2, 5))):
+            x0 = int(rng.integers(4, w // 3))
+            bw, bh = int(rng.integers(w // 3, w - x0 - 4)), int(rng.integers(6, 14))
+            if y + bh > h - 4:
+                break
+            cv2.rectangle(page, (x0, y), (x0 + bw - 1, y + bh - 1), (30, 30, 30), -1)
+            anns.append(
+                {
+                    "id": len(anns) + 1,
+                    "image_id": i + 1,
+                    "category_id": 1,
+                    "bbox": [x0, y, bw, bh],
+                    "area": bw * bh,
+                    "iscrowd": 0,
+                }
+            )
+            y += bh + int(rng.integers(6, 16))
+        name = f"page{i}.png"
+        cv2.imwrite(str(root / name), page)
+        images.append({"id": i + 1, "file_name": name, "width": w, "height": h})
+    path = root / "annotations.json"
+    path.write_text(
+        json.dumps({"images": images, "annotations": anns, "categories": [{"id": 1, "name": "text_line"}]})
+    )
+    return path
+
+
+# --- engine: linear regression with variable-length targets (units = rows) ---
+
+
+class ToyData(Dataset):
+    def __init__(self, n: int = 64) -> None:
+        g = torch.Generator().manual_seed(0)
+        self.items = []
+        for i in range(n):
+            rows = 1 + i % 5  # variable "length"
+            x = torch.randn(rows, 4, generator=g)
+            self.items.append((x, x @ torch.tensor([1.0, -2.0, 0.5, 3.0]) + 0.1))
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __getitem__(self, i):
+        x, y = self.items[i]
+        return x + 0.01 * torch.randn_like(x), y  # uses the global RNG like a data augmentation
+
+
+class ToyTask:
+    def __init__(self, out: Path | None = None) -> None:
+        self.evaluated = 0
+
+    def build_model(self) -> torch.nn.Module:
+        return torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Dropout(0.1), torch.nn.Linear(8, 1))
+
+    def train_dataset(self):
+        return ToyData()
+
+    def collate(self, items):
+        return {"x": torch.cat([x for x, _ in items]), "y": torch.cat([y for _, y in items])}
+
+    def batch_sampler(self, dataset, batch_size, seed):
+        return None
+
+    def units(self, batch) -> int:
+        return len(batch["y"])
+
+    def loss(self, model, batch) -> torch.Tensor:
+        return ((model(batch["x"]).squeeze(-1) - batch["y"]) ** 2).sum()
+
+    def param_groups(self, model, lr, weight_decay):
+        return [{"params": list(model.parameters()), "lr": lr, "weight_decay": weight_decay}]
+
+    def evaluate(self, model):
+        self.evaluated += 1
+        data = ToyData(16)
+        batch = self.collate([data.items[i] for i in range(16)])
+        return {"mse": float(self.loss(model, batch) / len(batch["y"]))}
+
+    def save_pretrained(self, model, out_dir: Path) -> None:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        save_model(model, str(out_dir / "model.safetensors"))
+
+
+def toy_settings(out: Path, **overrides) -> TrainSettings:
+    """The engine tests' run: 12 steps, accumulation 2, EMA, checkpoints every 4, evaluation every 6."""
+    base = dict(
+        out_dir=str(out),
+        steps=12,
+        batch_size=4,
+        grad_accum=2,
+        lr=1e-2,
+        warmup_steps=3,
+        eval_every=6,
+        save_every=4,
+        log_every=2,
+        ema_decay=0.9,
+        ema_warmup_steps=2,
+        best_metric="mse",
+        best_mode="min",
+        torch_threads=1,
+    )
+    return TrainSettings(**{**base, **overrides})
+
+
+# --- pages for the commands and the pipeline ---
+
+
+def page_image(h: int = 180, w: int = 260, seed: int = 0) -> np.ndarray:
+    """A grey page with four dark bars of random length: lines the tiny detector can find."""
+    rng = np.random.default_rng(seed)
+    img = np.full((h, w, 3), 240, np.uint8)
+    for r in range(4):
+        img[20 + 35 * r : 36 + 35 * r, 20 : 20 + int(rng.integers(80, 220))] = 30
+    return img
+
+
+def run_cli(args: list, capsys) -> tuple[int, str, str]:
+    """`ocrkit ARGS` in-process: exit code, stdout and stderr."""
+    code = main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return code, out, err

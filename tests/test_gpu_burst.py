@@ -1,0 +1,52 @@
+"""tools/gpu_burst.py --dry-run: trains on packed shards and returns small fp16 files with the settings."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+import torch
+from fixtures import REPO, write_manifest
+
+from ocrkit.data.packed import pack
+from ocrkit.model_folder import read_spec
+
+pytestmark = pytest.mark.slow  # a training run in a subprocess
+
+TEXTS = ["Total 12.50", "CASH", "Kaffee und Kuchen", "no. 7", "Anzahl", "x"]
+
+
+def test_gpu_burst_dry_run_trains_and_returns_small_fp16_files(tmp_path, tiny_recognizer_dir):
+    manifest = write_manifest(tmp_path / "lines", TEXTS, sizes=True)
+    pack(manifest, tmp_path / "packed")
+    cmd = [
+        sys.executable,
+        str(REPO / "tools" / "gpu_burst.py"),
+        "--dry-run",
+        "--out",
+        str(tmp_path / "out"),
+        "--set",
+        f"model.pretrained={tiny_recognizer_dir}",
+        "--set",
+        "model.size=tiny",
+        "--set",
+        f"data.train={json.dumps([{'path': str(tmp_path / 'packed' / '*.parquet'), 'weight': 1}])}",
+        "--set",
+        f"data.val={manifest}",
+        "--set",
+        "data.longest=128",
+        "--set",
+        f"train.out_dir={tmp_path / 'run'}",
+    ]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["steps"] == 2 and summary["best_value"] is not None
+    from safetensors.torch import load_file
+
+    weights = load_file(str(tmp_path / "out" / "model.safetensors"))
+    assert {v.dtype for v in weights.values() if v.is_floating_point()} == {torch.float16}
+    assert read_spec(tmp_path / "out", "recognizer").preprocess.longest > 0
+    assert (tmp_path / "out" / "metrics.jsonl").is_file()
