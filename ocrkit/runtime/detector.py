@@ -9,7 +9,7 @@ import numpy as np
 from ocrkit import boxes as B
 from ocrkit.errors import ModelError
 from ocrkit.model_folder import check_folder
-from ocrkit.preprocess import letterbox
+from ocrkit.preprocess import detector_input, letterbox
 from ocrkit.runtime.session import create_session
 
 
@@ -28,8 +28,8 @@ class OnnxDetector:
         results = []
         for image in images:
             pixels, geometry = letterbox(image, self.longest, self.divisor, square=True)
-            x = np.ascontiguousarray(pixels.transpose(2, 0, 1)[None], dtype=np.float32) / np.float32(255.0)
-            boxes, scores = self.session.run(["boxes", "scores"], {"pixel_values": x})
+            inputs = {"pixel_values": detector_input(pixels)[None]}
+            boxes, scores = self.session.run(["boxes", "scores"], inputs)
             xyxy = geometry.unmap(boxes)
             real = B.area(xyxy) > 0
             results.append((xyxy[real].astype(np.float32), scores[real].astype(np.float32)))
