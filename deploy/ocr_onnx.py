@@ -12,7 +12,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from ocrkit.commands.common import output_path, positive_int
+from ocrkit.commands.common import output_path
+from ocrkit.commands.options import positive_int
 from ocrkit.errors import OcrkitError
 from ocrkit.outputs import write_atomic
 from ocrkit.pipeline import OCR

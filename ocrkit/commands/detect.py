@@ -15,9 +15,9 @@ from ocrkit.commands.common import (
     gather_inputs,
     iter_loaded_pages,
     output_path,
-    positive_int,
     set_torch_threads,
 )
+from ocrkit.commands.options import add_model_options
 from ocrkit.document import Line, Page
 from ocrkit.line_crops import crop_lines
 from ocrkit.outputs import prepare_out_dir, write_atomic
@@ -26,12 +26,10 @@ from ocrkit.reading_order import reading_order
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("detect", help="find text-line boxes on pages (images, folders, PDFs)")
-    p.add_argument("paths", nargs="+", metavar="PATH")
+    p.add_argument("paths", nargs="+", metavar="PATH", help="image files, folders (recursive) or PDFs")
     p.add_argument("--out", type=Path, required=True, help="output folder: <name>.json per page")
-    p.add_argument("--det-model", type=Path, help="detector folder or shipped name (default: detector)")
     p.add_argument("--crops", action="store_true", help="also write line crops and lines.jsonl")
-    p.add_argument("--device", default="cpu")
-    p.add_argument("--threads", type=positive_int, help="CPU threads (default: all cores)")
+    add_model_options(p, recognizer=False, backend=False)
     p.set_defaults(func=run)
 
 

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ocrkit.commands import infer_ray
-from ocrkit.commands.common import Failures, gather_inputs, iter_loaded_pages, output_path, positive_int
-from ocrkit.decode.ctc import DECODINGS
+from ocrkit.commands.common import Failures, gather_inputs, iter_loaded_pages, output_path
+from ocrkit.commands.options import PAGES_PER_BATCH, add_model_options, positive_int
 from ocrkit.document import Page
 from ocrkit.io import PageSource
 from ocrkit.outputs import prepare_out_dir, write_atomic
@@ -33,26 +33,22 @@ EXTENSIONS = {
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("infer", help="detect and read the text lines of pages (images, folders, PDFs)")
     p.add_argument("paths", nargs="+", metavar="PATH", help="image files, folders (recursive) or PDFs")
-    p.add_argument("--out", type=Path, help="output folder (default: text of a single input to stdout)")
+    p.add_argument(
+        "--out", type=Path, help="output folder; default: the text of every page on standard output"
+    )
     p.add_argument(
         "--format",
         type=format_list,
         default="txt,json",
         help=f"comma-separated subset of {','.join(FORMATS)}",
     )
-    p.add_argument("--backend", choices=("torch", "onnx"), help="default: torch (onnx with --ray)")
-    p.add_argument("--det-model", type=Path, help="detector folder or shipped name (default: detector)")
-    p.add_argument("--rec-model", type=Path, help="recognizer folder or shipped name (default: recognizer)")
-    p.add_argument("--decoding", choices=DECODINGS, help="override the recognizer's own decoder")
-    p.add_argument("--device", default="cpu", help="cpu | cuda | cuda:N (torch backend)")
-    p.add_argument("--batch-size", type=positive_int, default=16, help="line crops per recognizer batch")
-    p.add_argument("--threads", type=positive_int, help="CPU threads (default: library default)")
     p.add_argument(
         "--pages-per-batch",
         type=positive_int,
-        default=4,
-        help="pages whose lines are recognised together (default 4)",
+        default=PAGES_PER_BATCH,
+        help="pages whose lines are recognised together",
     )
+    add_model_options(p)
     infer_ray.add_arguments(p)
     p.set_defaults(func=run)
 
@@ -96,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
     ocr = OCR(
         args.det_model,
         args.rec_model,
-        backend=args.backend or "torch",
+        backend=args.backend,
         device=args.device,
         batch_size=args.batch_size,
         threads=args.threads,

@@ -18,6 +18,7 @@ import numpy as np
 
 from ocrkit import zoo
 from ocrkit.commands.common import Failures, output_path
+from ocrkit.commands.options import positive_int
 from ocrkit.document import Page
 from ocrkit.errors import InputError, OcrkitError
 from ocrkit.extras import require
@@ -29,15 +30,16 @@ from ocrkit.outputs import write_atomic
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("Ray (needs pip install 'ocrkit[ray]')")
+    g.add_argument("--ray", action="store_true", help="read the pages on Ray (needs --out)")
     g.add_argument(
-        "--ray",
-        action="store_true",
-        help="read the pages on Ray (needs --out; backend onnx unless --backend)",
+        "--ray-address", help="join this Ray cluster; default: a local Ray on this machine's cores"
     )
     g.add_argument(
-        "--ray-address", help="join this Ray cluster (default: a local Ray on this machine's cores)"
+        "--ray-actors",
+        type=positive_int,
+        help="actors, each holding the models and using --threads CPUs (default 1 per actor); "
+        "default: the cluster's CPUs / --threads",
     )
-    g.add_argument("--ray-actors", type=int, help="actors holding the models (default: CPUs / --threads)")
 
 
 class PageReader:
@@ -184,7 +186,7 @@ def _dataset(ray, todo: list[dict], args: argparse.Namespace, formats: list[str]
     options = dict(
         det_model=absolute(args.det_model, "detector"),
         rec_model=absolute(args.rec_model, "recognizer"),
-        backend=args.backend or "onnx",
+        backend=args.backend,
         batch_size=args.batch_size,
         threads=threads,
         decoding=args.decoding,
