@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the copied tree may not be pip-installed where the GPU is
 
 from ocrkit.config import ConfigError, load_config, to_dict  # noqa: E402
-from ocrkit.errors import OcrkitError  # noqa: E402
+from ocrkit.errors import OcrkitError, report_error  # noqa: E402
 
 DRY_RUN = [  # tiny and CPU-only: proves the path end to end in CI
     "train.device=cpu",
@@ -54,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return run(args)
     except (ConfigError, OcrkitError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        report_error(exc)
         return 2
 
 
