@@ -56,7 +56,7 @@ def run_ocrkit(coco_path: Path, args: argparse.Namespace) -> dict:
             boxes = xywh_to_xyxy([a["bbox"] for a in anns])
             pages[path.stem] = ocr.read_boxes(load_image(path), boxes, name=str(path))
         else:
-            pages[path.stem] = ocr.read_array(load_image(path), name=str(path))
+            pages[path.stem] = ocr.read(load_image(path), name=str(path))
         if args.save_pred:
             out = Path(args.save_pred) / coco_path.parent.name / f"{path.stem}.json"
             out.parent.mkdir(parents=True, exist_ok=True)

@@ -15,12 +15,7 @@ from typing import NoReturn
 
 from ocrkit.decode.ctc import DECODINGS
 from ocrkit.errors import report_error
-
-BACKENDS = ("torch", "onnx")
-BACKEND = "torch"  # every command reads with the same backend unless told otherwise: same outputs
-DEVICE = "cpu"
-BATCH_SIZE = 16  # line crops per recognizer batch
-PAGES_PER_BATCH = 4  # pages whose lines are recognised together
+from ocrkit.pipeline import BACKEND, BACKENDS, BATCH_SIZE, DEVICE  # the library's defaults are the commands'
 
 
 class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):

@@ -4,12 +4,14 @@ bad values are one `ocrkit: error:` line, and `--version` names the installed ve
 from __future__ import annotations
 
 import argparse
+import inspect
 
 import pytest
 
 import ocrkit
 from ocrkit.cli import build_parser, main
 from ocrkit.commands import options
+from ocrkit.pipeline import OCR
 
 
 def _commands(parser: argparse.ArgumentParser, name: str = "ocrkit") -> dict[str, argparse.ArgumentParser]:
@@ -46,14 +48,14 @@ def test_a_shared_option_is_the_same_in_every_command(option):
     assert len(seen) >= 2 and len(set(seen.values())) == 1, seen
 
 
-def test_defaults_come_from_the_options_module():
-    args = build_parser().parse_args(["infer", "x.png"])
-    assert (args.backend, args.batch_size, args.pages_per_batch) == (
-        options.BACKEND,
-        options.BATCH_SIZE,
-        options.PAGES_PER_BATCH,
-    )
-    assert build_parser().parse_args(["serve"]).backend == options.BACKEND
+def test_commands_default_to_what_the_library_does():
+    library = inspect.signature(OCR).parameters
+    for argv in (["infer", "x.png"], ["serve"]):
+        args = build_parser().parse_args(argv)
+        for name in ("backend", "device", "batch_size"):
+            assert getattr(args, name) == library[name].default, (argv, name)
+    infer = build_parser().parse_args(["infer", "x.png"])
+    assert infer.pages_per_batch == inspect.signature(OCR.read_many).parameters["pages_per_batch"].default
 
 
 def test_help_shows_defaults(capsys):
