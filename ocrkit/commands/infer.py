@@ -8,34 +8,20 @@ from pathlib import Path
 
 from ocrkit.commands import infer_ray
 from ocrkit.commands.common import Failures, gather_inputs, output_path
-from ocrkit.commands.options import add_model_options, positive_int
+from ocrkit.commands.options import add_model_options, ocr_options
 from ocrkit.document import Page
 from ocrkit.errors import InputError
 from ocrkit.formats import EXTENSIONS, FORMATS, render
 from ocrkit.io import PageSource, load_page
 from ocrkit.outputs import prepare_out_dir, write_atomic
-from ocrkit.pipeline import PAGES_PER_BATCH
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("infer", help="detect and read the text lines of pages (images, folders, PDFs)")
     p.add_argument("paths", nargs="+", metavar="PATH", help="image files, folders (recursive) or PDFs")
-    p.add_argument(
-        "--out", type=Path, help="output folder; default: the text of every page on standard output"
-    )
-    p.add_argument(
-        "--format",
-        type=format_list,
-        default="txt,json",
-        help=f"comma-separated subset of {','.join(FORMATS)}",
-    )
-    p.add_argument(
-        "--pages-per-batch",
-        type=positive_int,
-        default=PAGES_PER_BATCH,
-        help="pages whose lines are recognised together",
-    )
-    add_model_options(p)
+    p.add_argument("--out", type=Path, help="output folder; default: every page's text on standard output")
+    p.add_argument("--format", type=format_list, default="txt,json", help=f"any of {','.join(FORMATS)}")
+    add_model_options(p, pages=True)
     infer_ray.add_arguments(p)
     p.set_defaults(func=run)
 
@@ -64,15 +50,7 @@ def run(args: argparse.Namespace) -> int:
 
     from ocrkit.pipeline import OCR
 
-    ocr = OCR(
-        args.det_model,
-        args.rec_model,
-        backend=args.backend,
-        device=args.device,
-        batch_size=args.batch_size,
-        threads=args.threads,
-        decoding=args.decoding,
-    )
+    ocr = OCR(**ocr_options(args))
     sources = inputs.sources
     progress = tqdm(sources, unit="page", disable=len(sources) < 2)
     for source, page in zip(sources, ocr.read_many(progress, args.pages_per_batch), strict=True):

@@ -18,7 +18,7 @@ import numpy as np
 
 from ocrkit import zoo
 from ocrkit.commands.common import Failures, output_path
-from ocrkit.commands.options import positive_int
+from ocrkit.commands.options import ocr_options, positive_int
 from ocrkit.errors import InputError, OcrkitError
 from ocrkit.extras import require
 from ocrkit.formats import EXTENSIONS, render
@@ -156,14 +156,12 @@ def _dataset(ray, todo: list[dict], args: argparse.Namespace, formats: list[str]
         """The folder as an absolute path, which actors in other working folders can open."""
         return None if name_or_path is None else str(zoo.resolve(name_or_path, kind).resolve())
 
-    options = dict(
-        det_model=absolute(args.det_model, "detector"),
-        rec_model=absolute(args.rec_model, "recognizer"),
-        backend=args.backend,
-        batch_size=args.batch_size,
-        threads=threads,
-        decoding=args.decoding,
-    )
+    options = {
+        **ocr_options(args),
+        "det_model": absolute(args.det_model, "detector"),
+        "rec_model": absolute(args.rec_model, "recognizer"),
+        "threads": threads,
+    }
     blocks = max(1, len(todo) // args.pages_per_batch)
     return ray.data.from_items(todo, override_num_blocks=blocks).map_batches(
         PageReader,

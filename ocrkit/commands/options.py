@@ -11,11 +11,11 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from ocrkit.decode.ctc import DECODINGS
 from ocrkit.errors import report_error
-from ocrkit.pipeline import BACKEND, BACKENDS, BATCH_SIZE, DEVICE  # the library's defaults are the commands'
+from ocrkit.pipeline import BACKEND, BACKENDS, BATCH_SIZE, DEVICE, PAGES_PER_BATCH  # the library's defaults
 
 
 class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
@@ -80,11 +80,13 @@ def add_model_options(
     detector: bool = True,
     recognizer: bool = True,
     backend: bool = True,
+    pages: bool = False,
 ) -> None:
     """The options that choose and run the models: which folders, which backend, where and how wide.
 
     `detector` / `recognizer`: the command loads that model; `backend`: it can read through onnxruntime
-    as well as torch (commands that only have a torch path leave it out)."""
+    as well as torch (commands that only have a torch path leave it out); `pages`: it reads pages in
+    batches (ocrkit.pipeline.OCR.read_many)."""
     g = parser.add_argument_group("models")
     if detector:
         g.add_argument(
@@ -127,3 +129,16 @@ def add_model_options(
         g.add_argument(
             "--batch-size", type=positive_int, default=BATCH_SIZE, help="line crops per recognizer batch"
         )
+    if pages:
+        g.add_argument(
+            "--pages-per-batch",
+            type=positive_int,
+            default=PAGES_PER_BATCH,
+            help="pages whose lines are recognised together (more: fuller batches, more pages in memory)",
+        )
+
+
+def ocr_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The keyword arguments of ocrkit.pipeline.OCR that the model options in `args` ask for."""
+    names = ("det_model", "rec_model", "backend", "device", "batch_size", "threads", "decoding")
+    return {name: getattr(args, name) for name in names}

@@ -10,6 +10,7 @@ from ocrkit.commands.options import (
     add_model_options,
     int_range,
     non_negative_int,
+    ocr_options,
     positive_float,
     positive_int,
 )
@@ -45,15 +46,7 @@ def build_app(args: argparse.Namespace) -> FastAPI:
     from ocrkit.serve.app import create_app, describe_models
     from ocrkit.serve.uploads import Limits
 
-    ocr = OCR(
-        args.det_model,
-        args.rec_model,
-        backend=args.backend,
-        device=args.device,
-        batch_size=args.batch_size,
-        threads=args.threads,
-        decoding=args.decoding,
-    )
+    ocr = OCR(**ocr_options(args))
     models = describe_models(
         zoo.resolve(args.det_model, "detector"), zoo.resolve(args.rec_model, "recognizer"), args.backend
     )
