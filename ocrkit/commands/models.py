@@ -25,7 +25,8 @@ LABELS = {
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("models", help="list the shipped models; show what a model folder is")
-    kinds = p.add_subparsers(dest="what", metavar="list|show", required=True)
+    p.set_defaults(func=run_list, json=False)  # `ocrkit models` alone lists them
+    kinds = p.add_subparsers(dest="what", metavar="list|show")
     q = kinds.add_parser("list", help="the shipped models: name, kind, version, release")
     q.add_argument("--json", action="store_true", help="one JSON object per model instead of a table")
     q.set_defaults(func=run_list)
