@@ -6,10 +6,10 @@ Trainer; a bad config key or input is one `ocrkit: error:` line and exit code 2,
 
 from __future__ import annotations
 
-import argparse
 from collections.abc import Callable
 from typing import Any
 
+from ocrkit.commands.options import Parser
 from ocrkit.config import ConfigError, load_config, to_dict
 from ocrkit.engine.task import Task
 from ocrkit.engine.trainer import Trainer
@@ -22,7 +22,7 @@ def train_command(
     """Parse `-c CONFIG [--set k=v ...] [--resume]`, train, and return the process exit code.
 
     `usage` is the tool's docstring: its first line describes the command."""
-    parser = argparse.ArgumentParser(description=usage.splitlines()[0])
+    parser = Parser(description=usage.splitlines()[0])
     parser.add_argument("-c", "--config", required=True, help="YAML config (configs/<model>/*.yaml)")
     parser.add_argument(
         "--set",
