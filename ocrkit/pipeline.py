@@ -129,11 +129,15 @@ class OCR:
     ) -> Iterator[Page | InputError]:
         """The loaded pages of `pending` read together, or one by one if that fails; errors pass through."""
         loaded = [x for x in pending if isinstance(x, tuple)]
-        try:
-            pages = self._read_pages(
-                [img for _, img in loaded], [s.label for s, _ in loaded], [s.page for s, _ in loaded]
-            )
-        except Exception:  # noqa: BLE001 - read again page by page below, where the failure is named
+        pages: list[Page] | list[Page | InputError] | None = None
+        if len(loaded) > 1:
+            try:
+                pages = self._read_pages(
+                    [img for _, img in loaded], [s.label for s, _ in loaded], [s.page for s, _ in loaded]
+                )
+            except Exception:  # noqa: BLE001 - read again page by page below, where the failure is named
+                pass
+        if pages is None:
             pages = [self._read_alone(source, image) for source, image in loaded]
         results = iter(pages)
         for item in pending:
