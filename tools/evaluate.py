@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 from ocrkit.boxes import xywh_to_xyxy
+from ocrkit.commands.options import Parser
 from ocrkit.data.manifest import read_jsonl
 from ocrkit.evaluation import (
     drop_unconfident,
@@ -56,7 +57,7 @@ def run_ocrkit(coco_path: Path, args: argparse.Namespace) -> dict:
             boxes = xywh_to_xyxy([a["bbox"] for a in anns])
             pages[path.stem] = ocr.read_boxes(load_image(path), boxes, name=str(path))
         else:
-            pages[path.stem] = ocr.read_array(load_image(path), name=str(path))
+            pages[path.stem] = ocr.read(load_image(path), name=str(path))
         if args.save_pred:
             out = Path(args.save_pred) / coco_path.parent.name / f"{path.stem}.json"
             out.parent.mkdir(parents=True, exist_ok=True)
@@ -97,9 +98,7 @@ def cmd_rec(args: argparse.Namespace) -> int:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = Parser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="cmd", required=True)
     p = sub.add_parser("pages", help="end-to-end page scores against COCO GT with text")
     p.add_argument("--gt", nargs="+", required=True, help="coco.json files, or folders of <subset>/coco.json")

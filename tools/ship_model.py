@@ -22,6 +22,7 @@ from pathlib import Path
 
 from safetensors.torch import load_file, save_file
 
+from ocrkit.commands.options import Parser
 from ocrkit.config import ConfigError, split_override
 from ocrkit.errors import ModelError
 from ocrkit.model_folder import Spec, read_spec, with_settings, write_spec
@@ -43,9 +44,7 @@ def ship(src: Path, dst: Path, spec: Spec) -> None:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = Parser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("src", type=Path)
     parser.add_argument("dst", type=Path)
     parser.add_argument("--set", dest="settings", action="append", default=[], metavar="KEY=VALUE")

@@ -18,8 +18,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     kinds = p.add_subparsers(dest="what", metavar="import|prepare|pack", required=True)
 
     q = kinds.add_parser("import", help="files or folders of ground truth → COCO pages + line crops")
-    q.add_argument("sources", nargs="+", type=Path, metavar="SRC")
-    q.add_argument("--out", type=Path, required=True)
+    q.add_argument("sources", nargs="+", type=Path, metavar="SRC", help="ground-truth files or folders")
+    q.add_argument(
+        "--out", type=Path, required=True, help="dataset folder to write (pages, crops, manifests)"
+    )
     q.add_argument("--format", default="auto", help="auto | page | alto | sroie | lines")
     q.add_argument("--license", default="", help="licence recorded on every page and line")
     q.add_argument("--source", default="", help="provenance recorded on every page, e.g. owner/name@commit")
@@ -30,15 +32,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     q.set_defaults(func=run_import)
 
     q = kinds.add_parser("prepare", help="import every source of a sources file found in --clones")
-    q.add_argument("sources_file", type=Path, metavar="SOURCES_YAML")
+    q.add_argument("sources_file", type=Path, metavar="SOURCES_YAML", help="YAML list of sources to import")
     q.add_argument("--clones", type=Path, required=True, help="folder of git clones (owner+name or name)")
-    q.add_argument("--out", type=Path, required=True)
+    q.add_argument("--out", type=Path, required=True, help="dataset folder to write, one subset per source")
     _reserved_arg(q)
     q.set_defaults(func=run_prepare)
 
     q = kinds.add_parser("pack", help="a line manifest or COCO page set → Parquet shards")
     q.add_argument("source", type=Path, metavar="SRC", help="lines .jsonl or COCO .json")
-    q.add_argument("--out", type=Path, required=True)
+    q.add_argument("--out", type=Path, required=True, help="folder to write the Parquet shards into")
     q.add_argument("--shard-mb", type=float, default=64.0, help="target shard size in MB")
     q.add_argument(
         "--line-height", type=int, default=0, help="lines: re-encode crops at most this tall (0 = as stored)"

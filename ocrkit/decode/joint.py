@@ -26,7 +26,7 @@ DEFAULT_CTC_WEIGHT = 0.5  # weight of the CTC log-likelihood; the decoder's gets
 # keeps 99 % of the gain. An unsure decoder keeps the CTC veto (handwriting, where both read garbage).
 DENSE_TRUST = 0.7
 # CTC prefix-beam readings offered to the rescoring besides the best path (`joint_candidates`). Fixed before
-# measuring; on the stage-O model it left 600 synthetic lines level (0.150 → 0.151) and lowered every real
+# measuring; on an older model it left 600 synthetic lines level (0.150 → 0.151) and lowered every real
 # crop subset (SROIE 0.088 → 0.087, DTA 0.396 → 0.380, OCR-D 0.374 → 0.372, poilus 0.828 → 0.811) for
 # ~20 % more time per receipt page. A folder's `joint_alternatives` setting overrides it (0 = off).
 CTC_ALTERNATIVES = 3

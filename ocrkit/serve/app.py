@@ -57,18 +57,18 @@ def error(status: int, code: str, detail: str, headers: dict[str, str] | None = 
     return JSONResponse({"error": code, "detail": detail}, status_code=status, headers=headers)
 
 
-def render(pages: list[Page], fmt: str) -> Response:
+def respond(pages: list[Page], fmt: str) -> Response:
     """JSON: {"pages": [...]}, each page exactly as `ocrkit infer --format json` writes it; txt: the pages'
     text separated by form feeds; hOCR / ALTO / PAGE-XML hold one page (a PDF page chosen by page=N)."""
     if fmt == "json":
         body = json.dumps({"pages": [p.to_dict() for p in pages]}, ensure_ascii=False)
     elif fmt == "txt":
-        body = "\f".join(p.text + "\n" for p in pages)
+        body = "\f".join(formats.render(p, "txt") for p in pages)
     elif len(pages) != 1:
         detail = f"{fmt} holds one page and the PDF has {len(pages)}: pass page=N"
         return error(422, "one_page_format", detail)
     else:
-        body = {"hocr": formats.to_hocr, "alto": formats.to_alto, "page": formats.to_page_xml}[fmt](pages[0])
+        body = formats.render(pages[0], fmt)
     return Response(body, media_type=MEDIA_TYPES[fmt])
 
 
@@ -145,7 +145,7 @@ def create_app(ocr: PageReader, models: dict, limits: Limits, workers: int = 1, 
             return error(exc.status, exc.error, exc.detail)
         except Exception as exc:  # noqa: BLE001 - any bug becomes a logged 500, the server keeps serving
             return _internal(request, exc)
-        return render(pages, fmt)
+        return respond(pages, fmt)
 
     return app
 

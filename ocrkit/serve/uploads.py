@@ -33,7 +33,7 @@ _PROBLEMS = (
 
 
 class PageReader(Protocol):
-    def read_array(self, image: np.ndarray, name: str = ..., page: int = ...) -> Page: ...
+    def read(self, image: np.ndarray, name: str | None = ..., page: int = ...) -> Page: ...
 
 
 @dataclass(frozen=True)
@@ -74,10 +74,10 @@ def read_upload(
         path.write_bytes(data)
         try:
             if not is_pdf:
-                return [ocr.read_array(load_image(path, limits.max_pixels), name=name)]
+                return [ocr.read(load_image(path, limits.max_pixels), name=name)]
             numbers = _pdf_pages(path, limits.max_pages, page)
             return [
-                ocr.read_array(load_pdf_page(path, n, max_pixels=limits.max_pixels), name=name, page=n)
+                ocr.read(load_pdf_page(path, n, max_pixels=limits.max_pixels), name=name, page=n)
                 for n in numbers
             ]
         except InputError as exc:

@@ -196,7 +196,7 @@ def test_pipeline_reads_with_the_folders_decoding_or_the_override(ctc_model_dir,
         OCR(tmp_path / "det", tmp_path / "rec", backend="onnx", decoding="attention").recognizer.ctc_head
         is None
     )
-    ours, theirs = torch_ctc.read_array(page), onnx_ctc.read_array(page)
+    ours, theirs = torch_ctc.read(page), onnx_ctc.read(page)
     assert ours.lines and [ln.text for ln in ours.lines] == [ln.text for ln in theirs.lines]
 
 

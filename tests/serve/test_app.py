@@ -109,7 +109,7 @@ class StandInOCR:
         self.gate = threading.Event()
         self.fail = fail
 
-    def read_array(self, image: np.ndarray, name: str = "<array>", page: int = 1) -> Page:
+    def read(self, image: np.ndarray, name: str | None = "<array>", page: int = 1) -> Page:
         if self.fail:
             raise RuntimeError("boom")
         self.gate.wait(60)
