@@ -30,7 +30,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--batch-size", type=int, default=16, help="line crops per recognizer batch")
     p.add_argument("--max-upload-mb", type=float, default=20, help="largest upload accepted (default 20)")
     p.add_argument("--max-pixels", type=int, default=MAX_PIXELS, help=f"largest page (default {MAX_PIXELS})")
-    p.add_argument("--max-pages", type=int, default=20, help="most PDF pages per request (default 20)")
+    p.add_argument("--max-pages", type=int, default=20, help="most PDF/TIFF pages per request (default 20)")
+    p.add_argument(
+        "--max-connections", type=int, default=64, help="open connections; more get 503 (default 64)"
+    )
     p.add_argument("--log-level", default="info", choices=("debug", "info", "warning", "error"))
     p.set_defaults(func=run)
 
@@ -64,7 +67,12 @@ def run(args: argparse.Namespace) -> int:
         require(module, "serve", "ocrkit serve")
     import uvicorn
 
+    from ocrkit.serve.server import server_settings
+
+    if args.max_connections < 1:
+        raise OcrkitError("--max-connections must be at least 1")
     logging.basicConfig(level=args.log_level.upper(), format="%(levelname)s:     %(name)s: %(message)s")
     app = build_app(args)
-    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level)
+    settings = server_settings(args.max_connections)
+    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level, **settings)
     return 0

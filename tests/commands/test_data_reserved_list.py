@@ -78,8 +78,8 @@ def test_a_sha256sum_list_refuses_its_files_and_says_how_many_hashes_it_read(tmp
     digest = hashlib.sha256(images[0].read_bytes()).hexdigest()
     listing = tmp_path / "res.txt"
     listing.write_text(f"{digest}  {images[0]}\n", encoding="utf-8")  # what `sha256sum FILE` writes
-    args = ["data", "import", str(tmp_path / "src"), "--out", str(tmp_path / "out"), "--reserved", str(listing)]
-    assert main(args) == 0
+    args = ["data", "import", str(tmp_path / "src"), "--out", str(tmp_path / "out")]
+    assert main([*args, "--reserved", str(listing)]) == 0
     out = capsys.readouterr().out
     assert f"reserved list: 1 hashes read from {listing}" in out
     assert "refused (reserved for evaluation): 1" in out
