@@ -111,7 +111,7 @@ def run_import(args: argparse.Namespace) -> int:
     importer = Importer(args.out, reserved_hashes(args))
     files, refused = find_annotations(args.sources, args.format)
     importer.summary.failed.update(refused)
-    if not files:
+    if not files and not refused:
         raise OcrkitError(f"no ground truth found in {', '.join(map(str, args.sources))}")
     settings = ImportSettings(
         source=args.source or args.sources[0].resolve().name,
