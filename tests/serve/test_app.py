@@ -17,7 +17,7 @@ import numpy as np
 import psutil
 import pytest
 import uvicorn
-from fixtures import SAMPLES
+from fixtures import SAMPLES, free_port
 from PIL import Image
 
 from ocrkit.cli import build_parser, main
@@ -26,12 +26,6 @@ from ocrkit.serve.app import create_app
 from ocrkit.serve.uploads import Limits
 
 SAMPLE = SAMPLES / "synthetic_receipt.jpg"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def png(w: int = 260, h: int = 180, seed: int = 0) -> bytes:

@@ -11,15 +11,10 @@ import httpx
 import pytest
 import uvicorn
 from fastapi import FastAPI, Request
+from fixtures import free_port
 
 from ocrkit.serve import server as server_module
 from ocrkit.serve.server import HeaderTimeoutH11, RepeatFilter, server_settings
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def tiny_app() -> FastAPI:
