@@ -81,17 +81,20 @@ class RepeatFilter(logging.Filter):
         if now - last < self.interval:
             self._last[key] = (last, held + 1)
             return False
+        if len(self._last) > 1000:  # forget messages that have not come back within the interval
+            self._last = {k: v for k, v in self._last.items() if now - v[0] < self.interval}
         self._last[key] = (now, 0)
         if held:
-            record.msg = f"{record.msg} ({held} more like this in the last {self.interval:g} s)"
-        record.exc_info = None  # one line: the same traceback each time says nothing new
+            record.msg = f"{record.msg} ({held} more like this since the last one logged)"
         return True
 
 
 def server_settings(max_connections: int) -> dict[str, Any]:
     """uvicorn.run keyword arguments: at most `max_connections` open connections (more get 503), the
     header and keep-alive timeouts, a bounded graceful shutdown; the accept-error flood rate-limited."""
-    logging.getLogger("asyncio").addFilter(RepeatFilter())
+    accept_errors = logging.getLogger("asyncio")
+    if not any(isinstance(f, RepeatFilter) for f in accept_errors.filters):
+        accept_errors.addFilter(RepeatFilter())
     return {
         "http": HeaderTimeoutH11,
         "limit_concurrency": max_connections,

@@ -18,9 +18,9 @@ from ocrkit.errors import InputError
 from ocrkit.io import load_image, load_pdf_page, pdf_page_count, tiff_page_count
 
 # Declared types that cannot be a page; anything else (image/*, PDF, octet-stream, none) is sniffed.
+ACCEPTED_TYPES = ("image/", "application/pdf", "application/x-pdf", "application/octet-stream")
 PDF_HEADER_WITHIN = 1024  # PDF readers (PDFium included) accept bytes before %PDF- up to here
 TIFF_MAGIC = (b"II*\x00", b"MM\x00*", b"II+\x00", b"MM\x00+")  # TIFF and BigTIFF, both byte orders
-ACCEPTED_TYPES = ("image/", "application/pdf", "application/x-pdf", "application/octet-stream")
 
 # io.InputError problems (their leading words) → (HTTP status, error code); anything else is a 422.
 _PROBLEMS = (
