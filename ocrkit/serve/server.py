@@ -5,7 +5,8 @@
   socket for ever.
 - server_settings: that protocol plus uvicorn's connection limit, keep-alive and graceful-shutdown bounds.
 - RepeatFilter: a log line repeated in a burst (asyncio's "socket.accept() out of system resource" when
-  file descriptors run out) is written once per interval with a count, not hundreds of thousands of times.
+  file descriptors run out, uvicorn's "Exceeded concurrency limit.") is written once per interval with a
+  count, not hundreds of thousands of times.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ KEEP_ALIVE_S = 5  # an idle keep-alive connection is closed after this
 GRACEFUL_SHUTDOWN_S = 30  # on SIGTERM, requests still running after this are cut off
 MAX_HEADER_BYTES = 16 * 1024  # h11: the largest request head accepted
 LOG_REPEAT_INTERVAL_S = 10.0
+# accept errors when file descriptors run out; "Exceeded concurrency limit." per refused request
+FLOODED_LOGGERS = ("asyncio", "uvicorn.error")
 
 
 class HeaderTimeoutH11(H11Protocol):
@@ -91,10 +94,11 @@ class RepeatFilter(logging.Filter):
 
 def server_settings(max_connections: int) -> dict[str, Any]:
     """uvicorn.run keyword arguments: at most `max_connections` open connections (more get 503), the
-    header and keep-alive timeouts, a bounded graceful shutdown; the accept-error flood rate-limited."""
-    accept_errors = logging.getLogger("asyncio")
-    if not any(isinstance(f, RepeatFilter) for f in accept_errors.filters):
-        accept_errors.addFilter(RepeatFilter())
+    header and keep-alive timeouts, a bounded graceful shutdown; floods of one log line rate-limited."""
+    for name in FLOODED_LOGGERS:
+        logger = logging.getLogger(name)
+        if not any(isinstance(f, RepeatFilter) for f in logger.filters):
+            logger.addFilter(RepeatFilter())
     return {
         "http": HeaderTimeoutH11,
         "limit_concurrency": max_connections,
