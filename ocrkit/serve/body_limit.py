@@ -23,15 +23,14 @@ class _TooLarge(Exception):
 
 class BodyLimit:
     """Refuse a request body larger than `max_bytes` with `too_large()` (an ASGI response), counting the
-    bytes as they arrive; a declared Content-Length over the limit is refused before any is read. After
-    answering, up to `drain_bytes` more are read and dropped, so an ordinary client that is still sending
-    gets to read the answer; beyond that the connection is closed."""
+    bytes as they arrive; a declared Content-Length over the limit is refused before any is read. What
+    the client still sends after the answer is not the application's: the server reads and drops it
+    (uvicorn does, until the connection's header deadline closes it)."""
 
     def __init__(self, app: ASGIApp, max_bytes: int, too_large: Callable[[], ASGIApp]) -> None:
         self.app = app
         self.max_bytes = max_bytes
         self.too_large = too_large
-        self.drain_bytes = max(4 * max_bytes, 16 * 1024 * 1024)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -39,7 +38,7 @@ class BodyLimit:
             return
         declared = _content_length(scope)
         if declared is not None and declared > self.max_bytes:
-            await self._refuse(scope, receive, send)
+            await self.too_large()(scope, receive, send)
             return
         received, tripped, started = 0, False, False
 
@@ -68,18 +67,7 @@ class BodyLimit:
             if not tripped:
                 raise
         if tripped and not started:
-            await self._refuse(scope, receive, send)
-
-    async def _refuse(self, scope: Scope, receive: Receive, send: Send) -> None:
-        await self.too_large()(scope, receive, send)
-        drained = 0
-        while drained <= self.drain_bytes:
-            message = await receive()
-            if message["type"] != "http.request":
-                return
-            drained += len(message.get("body", b""))
-            if not message.get("more_body", False):
-                return
+            await self.too_large()(scope, receive, send)
 
 
 def _content_length(scope: Scope) -> int | None:
