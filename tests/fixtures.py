@@ -6,6 +6,7 @@ Everything here is made locally and fast, so no test downloads or waits for a re
 from __future__ import annotations
 
 import json
+import socket
 from pathlib import Path
 
 import cv2
@@ -193,3 +194,10 @@ def run_cli(args: list, capsys) -> tuple[int, str, str]:
     code = main([str(a) for a in args])
     out, err = capsys.readouterr()
     return code, out, err
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on (for servers started by the tests)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]

@@ -86,19 +86,39 @@ def reserved_path(args: argparse.Namespace) -> Path | None:
     )
 
 
+def reserved_hashes(args: argparse.Namespace) -> set[str]:
+    """The reserved hashes, with one line saying how many were read from which list."""
+    from ocrkit.data.reserved import read_reserved
+
+    path = reserved_path(args)
+    if path is None:
+        return set()
+    hashes = read_reserved(path)
+    print(f"reserved list: {len(hashes)} hashes read from {path}")
+    return hashes
+
+
 def run_import(args: argparse.Namespace) -> int:
-    from ocrkit.data.ground_truth.importer import Importer, ImportSettings, find_annotations, read_reserved
+    from ocrkit.data.ground_truth.importer import (
+        Importer,
+        ImportSettings,
+        check_subset,
+        find_annotations,
+        subset_from_folder,
+    )
     from ocrkit.data.ground_truth.text_rules import TextRules
 
     started = time.perf_counter()
-    importer = Importer(args.out, read_reserved(reserved_path(args)))
-    files, _ = find_annotations(args.sources, args.format)
-    if not files:
+    subset = check_subset(args.subset) if args.subset else subset_from_folder(args.sources[0])
+    importer = Importer(args.out, reserved_hashes(args))
+    files, refused = find_annotations(args.sources, args.format)
+    importer.summary.failed.update(refused)
+    if not files and not refused:
         raise OcrkitError(f"no ground truth found in {', '.join(map(str, args.sources))}")
     settings = ImportSettings(
         source=args.source or args.sources[0].resolve().name,
         license=args.license,
-        subset=args.subset or args.sources[0].resolve().name,
+        subset=subset,
         fmt=args.format,
         rules=TextRules(case_sensitive=not args.case_insensitive),
         val_share=args.val_share,
@@ -110,11 +130,10 @@ def run_import(args: argparse.Namespace) -> int:
 
 
 def run_prepare(args: argparse.Namespace) -> int:
-    from ocrkit.data.ground_truth.importer import read_reserved
     from ocrkit.data.ground_truth.sources import prepare
 
     started = time.perf_counter()
-    importer = prepare(args.sources_file, args.clones, args.out, read_reserved(reserved_path(args)))
+    importer = prepare(args.sources_file, args.clones, args.out, reserved_hashes(args))
     return _report(importer, started)
 
 

@@ -25,7 +25,7 @@ from ocrkit.formats import EXTENSIONS, render
 from ocrkit.inputs import collect_inputs
 from ocrkit.io import PageSource, load_page
 from ocrkit.model_folder import Kind
-from ocrkit.outputs import write_atomic
+from ocrkit.outputs import prepare_out_dir, write_atomic
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -75,6 +75,7 @@ class PageReader:
 def run_ray(args: argparse.Namespace, formats: list[str]) -> int:
     if args.out is None:
         raise OcrkitError("--ray needs --out DIR: the outputs of every page are written there")
+    prepare_out_dir(args.out)  # before Ray starts: a bad --out is one line, a killed run's temp files go
     ray = require("ray", "ray", "ocrkit infer --ray")
     require("ray.data", "ray", "ocrkit infer --ray")
     failures = Failures(args.debug)

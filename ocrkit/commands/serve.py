@@ -31,7 +31,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--queue", type=non_negative_int, default=8, help="requests that may wait; more get 503")
     p.add_argument("--max-upload-mb", type=positive_float, default=20, help="largest upload accepted, in MB")
     p.add_argument("--max-pixels", type=positive_int, default=MAX_PIXELS, help="largest page, in pixels")
-    p.add_argument("--max-pages", type=positive_int, default=20, help="most PDF pages read per request")
+    p.add_argument("--max-pages", type=positive_int, default=20, help="most PDF/TIFF pages read per request")
+    p.add_argument(
+        "--max-connections", type=positive_int, default=64, help="open connections at once; more get 503"
+    )
     p.add_argument(
         "--log-level", default="info", choices=("debug", "info", "warning", "error"), help="server log detail"
     )
@@ -59,7 +62,10 @@ def run(args: argparse.Namespace) -> int:
         require(module, "serve", "ocrkit serve")
     import uvicorn
 
+    from ocrkit.serve.server import server_settings
+
     logging.basicConfig(level=args.log_level.upper(), format="%(levelname)s:     %(name)s: %(message)s")
     app = build_app(args)
-    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level)
+    settings = server_settings(args.max_connections)
+    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level, **settings)
     return 0

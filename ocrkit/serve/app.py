@@ -22,6 +22,7 @@ from starlette.exceptions import HTTPException
 
 from ocrkit import __version__, formats
 from ocrkit.document import Page
+from ocrkit.serve.body_limit import BodyLimit
 from ocrkit.serve.pool import Busy, RequestPool
 from ocrkit.serve.uploads import Limits, PageReader, UploadError, check_media_type, read_upload
 
@@ -85,19 +86,18 @@ def create_app(ocr: PageReader, models: dict, limits: Limits, workers: int = 1, 
     app = FastAPI(title="ocrkit", version=__version__, lifespan=lifespan, summary="Document OCR over HTTP")
 
     @app.middleware("http")
-    async def request_id_and_size(request: Request, call_next: Callable[[Request], Awaitable[Response]]):
+    async def request_id(request: Request, call_next: Callable[[Request], Awaitable[Response]]):
         request.state.request_id = uuid.uuid4().hex[:16]
-        declared = int(request.headers.get("content-length") or 0)
-        if request.url.path == "/v1/ocr" and declared > limits.max_upload_bytes + BODY_SLACK:
-            async for _ in request.stream():  # drained, not stored: the client can then read the 413
-                pass
-            response: Response = error(
-                413, "too_large", f"the upload is larger than {limits.max_upload_bytes} bytes"
-            )
-        else:
-            response = await call_next(request)
+        response = await call_next(request)
         response.headers["X-Request-ID"] = request.state.request_id
         return response
+
+    def too_large() -> Response:
+        detail = f"the upload is larger than {limits.max_upload_bytes} bytes"
+        return error(413, "too_large", detail, {"X-Request-ID": uuid.uuid4().hex[:16]})
+
+    # added last, so it is the outermost layer: bodies are counted before anything else reads them
+    app.add_middleware(BodyLimit, max_bytes=limits.max_upload_bytes + BODY_SLACK, too_large=too_large)
 
     @app.exception_handler(HTTPException)
     async def http_error(_: Request, exc: HTTPException) -> JSONResponse:
