@@ -16,8 +16,14 @@ import numpy as np
 import pytest
 from fixtures import SAMPLES, serving
 from PIL import Image
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.action_chains import ActionChains
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import Select, WebDriverWait
 
 from ocrkit.cli import build_parser
+from ocrkit.commands.serve import build_app
 
 SAMPLE = SAMPLES / "synthetic_receipt.jpg"
 CHROMIUM, CHROMEDRIVER = shutil.which("chromium"), shutil.which("chromedriver")
@@ -46,8 +52,6 @@ def _browser_or_skip() -> None:
 
 @pytest.fixture(scope="module")
 def url():
-    from ocrkit.commands.serve import build_app
-
     _browser_or_skip()
     with serving(build_app(build_parser().parse_args(["serve", "--backend", "torch"]))) as base:
         yield base
@@ -56,9 +60,6 @@ def url():
 @pytest.fixture(scope="module")
 def browser():
     _browser_or_skip()
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
     profile = tempfile.mkdtemp(prefix="ocrkit-chromium-")
@@ -73,8 +74,6 @@ def browser():
 
 
 def _wait(driver, condition, what: str, seconds: float = WAIT):
-    from selenium.webdriver.support.ui import WebDriverWait
-
     return WebDriverWait(driver, seconds, poll_frequency=0.2).until(condition, message=what)
 
 
@@ -87,14 +86,10 @@ def _fetch_text(driver, href: str) -> str:
 
 
 def _choose(driver, path: Path) -> None:
-    from selenium.webdriver.common.by import By
-
     driver.find_element(By.ID, "file").send_keys(str(path))
 
 
 def _done(driver) -> bool:
-    from selenium.webdriver.common.by import By
-
     links = driver.find_elements(By.CSS_SELECTOR, "#downloads a")
     return bool(links) and all(a.get_attribute("href") for a in links) and "done" in _status(driver)
 
@@ -105,9 +100,6 @@ def _status(driver) -> str:
 
 @pytest.mark.slow
 def test_page_reads_the_receipt_and_draws_its_boxes(url, browser):
-    from selenium.webdriver.common.action_chains import ActionChains
-    from selenium.webdriver.common.by import By
-
     browser.get(f"{url}/")
     _wait(browser, lambda d: "recognizer" in d.find_element(By.ID, "models").text, "the models' names")
     _choose(browser, SAMPLE)
@@ -157,21 +149,18 @@ def test_page_reads_the_receipt_and_draws_its_boxes(url, browser):
 
     severe = [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
     assert not severe, severe
-    assert _same_origin_only(browser, url)
+    _assert_loaded_only_from(browser, url)
 
 
-def _same_origin_only(driver, url: str) -> bool:
+def _assert_loaded_only_from(driver, url: str) -> None:
+    """Every script, style sheet and picture the page loaded came from the service (or the page)."""
     loaded = driver.execute_script("return performance.getEntriesByType('resource').map(e => e.name)")
     outside = [u for u in loaded if not u.startswith((url, "blob:", "data:"))]
     assert not outside, outside
-    return True
 
 
 @pytest.mark.slow
 def test_page_shows_refusals_and_pdf_pages(url, browser, tmp_path):
-    from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import Select
-
     browser.get(f"{url}/")
     drop = """
         const data = new DataTransfer();
@@ -190,6 +179,17 @@ def test_page_shows_refusals_and_pdf_pages(url, browser, tmp_path):
         browser.find_element(By.ID, "error").text
         == "Cannot read this file (422): not a recognised image format"
     )
+
+    # what the page says for the service's other refusals (413 and 503 are hard to provoke here)
+    sentence = """
+        const [status, body, headers, done] = arguments;
+        refusal(new Response(JSON.stringify(body), {status, headers})).then(done);
+    """
+    busy = {"error": "busy", "detail": "all workers are busy; retry later"}
+    got = browser.execute_async_script(sentence, 503, busy, {"Retry-After": "3"})
+    assert got == "The server is busy (503): all workers are busy; retry later; try again in 3 s"
+    big = {"error": "too_large", "detail": "the upload is larger than 20971520 bytes"}
+    assert browser.execute_async_script(sentence, 413, big, {}) == f"Too large (413): {big['detail']}"
 
     pages = [np.full((300, 500 + 200 * i, 3), 255, np.uint8) for i in range(2)]
     for i, page in enumerate(pages):
@@ -216,8 +216,6 @@ def _page_width(driver) -> float:
 
 @pytest.mark.slow
 def test_api_docs_render_every_operation_offline(url, browser):
-    from selenium.webdriver.common.by import By
-
     spec = httpx.get(f"{url}/openapi.json").json()
     operations = sum(len(methods) for methods in spec["paths"].values())
     assert operations >= 5
@@ -227,6 +225,6 @@ def test_api_docs_render_every_operation_offline(url, browser):
     assert sorted(el.get_attribute("data-path") for el in shown) == sorted(
         path for path, methods in spec["paths"].items() for _ in methods
     )
-    assert _same_origin_only(browser, url)
+    _assert_loaded_only_from(browser, url)
     browser.get(f"{url}/redoc")
     _wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "[data-section-id^='operation/']"), "ReDoc", 30)
