@@ -38,6 +38,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--log-level", default="info", choices=("debug", "info", "warning", "error"), help="server log detail"
     )
+    p.add_argument("--no-ui", dest="ui", action="store_false", help="no web page at / (the API only)")
+    p.add_argument(
+        "--root-path", default="", help="URL prefix a reverse proxy serves the service under, e.g. /ocr"
+    )
     add_model_options(p)
     p.set_defaults(func=run)
 
@@ -54,11 +58,11 @@ def build_app(args: argparse.Namespace) -> FastAPI:
         zoo.resolve(args.det_model, "detector"), zoo.resolve(args.rec_model, "recognizer"), args.backend
     )
     limits = Limits(int(args.max_upload_mb * 1024 * 1024), args.max_pixels, args.max_pages)
-    return create_app(ocr, models, limits, workers=args.workers, queue=args.queue)
+    return create_app(ocr, models, limits, workers=args.workers, queue=args.queue, ui=args.ui)
 
 
 def run(args: argparse.Namespace) -> int:
-    for module in ("fastapi", "uvicorn", "multipart"):
+    for module in ("fastapi", "uvicorn", "multipart", "fastapi_offline"):
         require(module, "serve", "ocrkit serve")
     import uvicorn
 
@@ -67,5 +71,7 @@ def run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=args.log_level.upper(), format="%(levelname)s:     %(name)s: %(message)s")
     app = build_app(args)
     settings = server_settings(args.max_connections)
-    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level, **settings)
+    uvicorn.run(
+        app, host=args.host, port=args.port, log_level=args.log_level, root_path=args.root_path, **settings
+    )
     return 0

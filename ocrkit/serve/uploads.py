@@ -81,8 +81,7 @@ def read_upload(
             count, load = (tiff_page_count, load_image) if kind == "TIFF" else (pdf_page_count, load_pdf_page)
             numbers = _page_numbers(count(path), limits.max_pages, page, kind)
             return [
-                ocr.read(load(path, page=n, max_pixels=limits.max_pixels), name=name, page=n)
-                for n in numbers
+                ocr.read(load(path, page=n, max_pixels=limits.max_pixels), name=name, page=n) for n in numbers
             ]
         except InputError as exc:
             raise _upload_error(exc) from None
