@@ -16,7 +16,7 @@ import numpy as np
 from PIL import Image
 
 from ocrkit.io import pdf_page_count, tiff_page_count
-from ocrkit.serve.uploads import Limits, read_upload
+from ocrkit.serve.uploads import PDF_HEADER_WITHIN, TIFF_MAGIC, Limits, read_upload
 
 MAX_SIDE = 2400  # longest side sent to the browser; the boxes scale with the picture
 JPEG_QUALITY = 88
@@ -33,7 +33,7 @@ class PageImage:
 class _Decoder:
     """Stands in for the OCR in read_upload: keeps the decoded page instead of reading it."""
 
-    def read_array(self, image: np.ndarray, name: str = "", page: int = 1) -> np.ndarray:
+    def read(self, image: np.ndarray, name: str = "", page: int = 1) -> np.ndarray:
         return image
 
 
@@ -51,7 +51,7 @@ def page_image(data: bytes, limits: Limits, page: int = 1) -> PageImage:
 
 def _page_count(data: bytes) -> int:
     """Pages of a PDF or a multi-page TIFF; 1 for any other image."""
-    is_pdf, is_tiff = data.startswith(b"%PDF-"), data[:4] in (b"II*\0", b"MM\0*")
+    is_pdf, is_tiff = b"%PDF-" in data[:PDF_HEADER_WITHIN], data[:4] in TIFF_MAGIC
     if not (is_pdf or is_tiff):
         return 1
     with tempfile.TemporaryDirectory(prefix="ocrkit-preview-") as tmp:

@@ -25,7 +25,7 @@ LIMITS = Limits(max_upload_bytes=2**22, max_pixels=10**7, max_pages=5)
 class TwoLines:
     """Reads two fixed lines (one with XML-special characters) on any page, scaled to its size."""
 
-    def read_array(self, image: np.ndarray, name: str = "<array>", page: int = 1) -> Page:
+    def read(self, image: np.ndarray, name: str = "<array>", page: int = 1) -> Page:
         h, w = image.shape[:2]
         lines = [
             Line([0.1 * w, 0.1 * h, 0.9 * w, 0.2 * h], "TOTAL 12.50 <&>", 0.9, 0.95, 0.947),
