@@ -20,28 +20,35 @@ class LinePreprocess:
     longest: int = 512  # long side scaled to this (up or down), aspect kept
     divisor: int = 16  # both sides padded to a multiple of this (= ViT patch size)
     max_height: int = 0  # >0: also cap the scaled height (short words are not blown up to L wide); 0 = off
+    # with max_height: a line wider than `longest` keeps max_height and is read in overlapping windows of
+    # `longest` px (ocrkit.decode.read) instead of being shrunk below the height the model reads best at
+    windowed: bool = False
     grayscale: bool = True  # colour carries no text information; gray narrows the synthetic→real gap
     pad_value: int = 0  # letterbox and batch padding value (uint8, before normalisation)
     mean: float = 0.5  # pixel = (x / 255 - mean) / std
     std: float = 0.5
 
-    def target_longest(self, height: int, width: int) -> int:
-        """The `longest` handed to letterbox for a crop of this size (differs from L only with max_height)."""
+    def target_longest(self, height: int, width: int, fit_width: bool = False) -> int:
+        """The `longest` handed to letterbox for a crop of this size (differs from L only with max_height).
+        `fit_width`: shrink a line wider than L to L even when the settings are `windowed` (training)."""
         if self.max_height <= 0:
             return self.longest
-        scale = min(self.longest / max(height, width), self.max_height / height)
+        scale = self.max_height / height
+        if fit_width or not self.windowed:
+            scale = min(self.longest / max(height, width), scale)
         return max(self.divisor, int(scale * max(height, width)) // self.divisor * self.divisor)
 
-    def padded_shape(self, height: int, width: int) -> tuple[int, int]:
+    def padded_shape(self, height: int, width: int, fit_width: bool = False) -> tuple[int, int]:
         """(H, W) `apply` will return for a crop of this size, without touching pixels (for bucketing)."""
-        return padded_size(height, width, self.target_longest(height, width), self.divisor)
+        return padded_size(height, width, self.target_longest(height, width, fit_width), self.divisor)
 
-    def apply(self, crop: np.ndarray) -> np.ndarray:
-        """Crop (any dtype/channels) → letterboxed HxWx3 uint8, both sides multiples of `divisor`."""
+    def apply(self, crop: np.ndarray, fit_width: bool = False) -> np.ndarray:
+        """Crop (any dtype/channels) → letterboxed HxWx3 uint8, both sides multiples of `divisor`; wider
+        than `longest` only when `windowed` and not `fit_width`."""
         img = to_rgb_uint8(crop)
         if self.grayscale:
             img = np.repeat(cv2.cvtColor(img, cv2.COLOR_RGB2GRAY)[:, :, None], 3, axis=2)
-        longest = self.target_longest(*img.shape[:2])
+        longest = self.target_longest(*img.shape[:2], fit_width)
         out, _ = letterbox(img, longest=longest, divisor=self.divisor, pad_value=self.pad_value)
         return out
 

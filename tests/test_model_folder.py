@@ -24,7 +24,7 @@ from ocrkit.zoo import MODELS_DIR
 
 DETECTOR = DetectorSpec(960, "d_fine", 32, True, PostConfig(0.4, 0.5, 0.8, 300))
 RECOGNIZER = RecognizerSpec(
-    LinePreprocess(longest=1024, divisor=16, max_height=32),
+    LinePreprocess(longest=1024, divisor=16, max_height=32, windowed=True),
     size="small",
     max_target_length=160,
     decoding="joint",

@@ -15,7 +15,7 @@ import numpy as np
 from ocrkit.blas import single_thread_blas
 from ocrkit.buckets import same_shape_batches
 from ocrkit.decode.budget import greedy_token_budget
-from ocrkit.decode.ctc import best_path, log_softmax
+from ocrkit.decode.ctc import Decoding, best_path, log_softmax
 from ocrkit.decode.joint import (
     JointSettings,
     choose,
@@ -23,6 +23,7 @@ from ocrkit.decode.joint import (
     sequence_logprobs,
     teacher_forcing_batch,
 )
+from ocrkit.decode.windows import stitch_columns, window_starts
 from ocrkit.line_preprocess import LinePreprocess
 
 Reading = tuple[list[int], float]  # token ids (no special tokens) and a confidence in 0..1
@@ -62,15 +63,42 @@ def read_crops(
     batch_size: int = 16,
 ) -> list[Reading]:
     """Line crops → readings in input order, batched by identical padded shape (the model reads batch
-    padding badly, see ocrkit.buckets.same_shape_batches)."""
+    padding badly, see ocrkit.buckets.same_shape_batches). Lines wider than the preprocessing's `longest`
+    (kept at the model's height by `windowed` settings) are read by the CTC head in overlapping windows,
+    whatever the decoding; a model read without its CTC head gets them shrunk to fit instead."""
     images = [preprocess.apply(c) for c in crops]
+    wide = [i for i, im in enumerate(images) if im.shape[1] > preprocess.longest]
+    if wide and not Decoding(decoding).reads_head:
+        for i in wide:
+            images[i] = preprocess.apply(crops[i], fit_width=True)
+        wide = []
     readings: list[Reading] = [([], 0.0)] * len(images)
     with single_thread_blas():
-        for batch in same_shape_batches([im.shape[:2] for im in images], batch_size):
-            pixels = preprocess.batch([images[i] for i in batch])
-            for i, reading in zip(batch, read(backend, pixels, decoding, joint), strict=True):
+        fitting = [i for i in range(len(images)) if i not in set(wide)]
+        for batch in same_shape_batches([images[i].shape[:2] for i in fitting], batch_size):
+            rows = [fitting[j] for j in batch]
+            pixels = preprocess.batch([images[i] for i in rows])
+            for i, reading in zip(rows, read(backend, pixels, decoding, joint), strict=True):
                 readings[i] = reading
+        for i in wide:
+            readings[i] = read_windowed(backend, preprocess, images[i], batch_size)
     return readings
+
+
+def read_windowed(
+    backend: RecognizerBackend, preprocess: LinePreprocess, image: np.ndarray, batch_size: int = 16
+) -> Reading:
+    """One letterboxed line wider than `preprocess.longest`: CTC over overlapping windows of that width
+    (a quarter of each shared with its neighbour), joined column by column (ocrkit.decode.windows)."""
+    window = preprocess.longest
+    overlap = window // 4 // preprocess.divisor * preprocess.divisor
+    starts = window_starts(image.shape[1], window, overlap)
+    parts = []
+    for at in range(0, len(starts), batch_size):
+        pixels = preprocess.batch([image[:, s : s + window] for s in starts[at : at + batch_size]])
+        parts.append(backend.ctc_logits(backend.encode(pixels), pixels.shape[-2:]))
+    frames = stitch_columns(np.concatenate(parts), starts, window, image.shape[1], backend.patch)
+    return best_path(frames[None], backend.blank_id)[0]
 
 
 def read(

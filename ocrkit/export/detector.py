@@ -1,8 +1,9 @@
 """Detector → ONNX with the whole post-processing inside the graph.
 
-Graph: pixel_values [1, 3, S, S] in [0, 1] → sigmoid → top-k → score threshold → NonMaxSuppression →
-drop boxes mostly inside a higher-scoring box → boxes [N, 4] xyxy in input pixels, scores [N].
-The runtime only letterboxes before and unmaps (shared `Geometry`) after.
+Graph: pixel_values [1, 3, H, W] in [0, 1] → sigmoid → top-k → score threshold → NonMaxSuppression →
+drop boxes mostly inside a higher-scoring box → boxes [N, 4] xyxy in input pixels, scores [N]. H and W
+are dynamic for page-shaped models (`square: false`), fixed for square ones. The runtime only letterboxes
+before and unmaps (shared `Geometry`) after.
 """
 
 from __future__ import annotations
@@ -41,10 +42,10 @@ class DetectorWithPostprocess(torch.nn.Module):
         # ranks last, and is dropped at the end
         scores = torch.cat([scores, scores.new_full((1,), -1.0)])
         cxcywh = torch.cat([cxcywh, cxcywh.new_zeros((1, 4))])
-        height, width = pixel_values.shape[-2], pixel_values.shape[-1]
         half = cxcywh[:, 2:] / 2
-        # the input size is fixed in the exported graph, so a constant scale is exact
-        scale = torch.tensor([width, height, width, height], dtype=scores.dtype)
+        # read from the input's shape inside the graph: page-shaped inputs differ in height and width
+        size = torch._shape_as_tensor(pixel_values)[-2:].flip(0).to(scores.dtype)  # (W, H)
+        scale = torch.cat([size, size])
         xyxy = torch.cat([cxcywh[:, :2] - half, cxcywh[:, :2] + half], dim=1) * scale
         keep = torchvision.ops.nms(xyxy, scores, self.post.nms_iou)  # sorted by decreasing score
         xyxy, scores = xyxy.index_select(0, keep), scores.index_select(0, keep)
@@ -64,10 +65,11 @@ def export_detector(model_dir: str | Path, out_dir: str | Path) -> Path:
 
     model_dir, out_dir = Path(model_dir), Path(out_dir)
     detector = load_detector(model_dir)
-    if not detector.square:
-        raise ValueError(f"{model_dir}: ONNX export needs a fixed square input (its settings: square true)")
     wrapper = DetectorWithPostprocess(detector.model, detector.post).eval()
-    dummy = torch.zeros(1, 3, detector.longest, detector.longest)
+    # a page-shaped dummy, so no size is mistaken for a constant; square models get their one size
+    half = max(detector.divisor, detector.longest // 2 // detector.divisor * detector.divisor)
+    dummy = torch.zeros(1, 3, detector.longest, detector.longest if detector.square else half)
+    page_axes = {} if detector.square else {"pixel_values": {2: "height", 3: "width"}}
     out_dir.mkdir(parents=True, exist_ok=True)
     target = out_dir / ONNX_NAME
     with torch.no_grad():
@@ -79,7 +81,7 @@ def export_detector(model_dir: str | Path, out_dir: str | Path) -> Path:
             dynamo=False,
             input_names=["pixel_values"],
             output_names=["boxes", "scores"],
-            dynamic_axes={"boxes": {0: "lines"}, "scores": {0: "lines"}},
+            dynamic_axes={"boxes": {0: "lines"}, "scores": {0: "lines"}, **page_axes},
         )
     # the legacy exporter restores the wrapper's previous mode and can leave the HF model in train mode
     wrapper.eval()

@@ -34,7 +34,7 @@ class LineCollator:
         self.max_target_length = max_target_length
 
     def __call__(self, items: list[dict[str, Any]]) -> dict[str, Any]:
-        images = [self.preprocess.apply(np.asarray(it["image"])) for it in items]
+        images = [self.preprocess.apply(np.asarray(it["image"]), fit_width=True) for it in items]
         texts = [it.get("text", "") for it in items]
         return {
             "pixel_values": torch.from_numpy(self.preprocess.batch(images)),

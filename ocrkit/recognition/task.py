@@ -104,7 +104,7 @@ class RecognitionTask:
 
     def padded_shapes(self, dataset: LinesDataset) -> list[tuple[int, int]]:
         """Letterboxed (H, W) per line, from the crop sizes alone (for bucketing)."""
-        return [self.preprocess.padded_shape(h, w) for h, w in dataset.image_sizes()]
+        return [self.preprocess.padded_shape(h, w, fit_width=True) for h, w in dataset.image_sizes()]
 
     # -- loss -----------------------------------------------------------------------------------------
     def units(self, batch: dict[str, Any]) -> int:

@@ -21,13 +21,13 @@ class OnnxDetector:
         spec = check_folder(folder, "detector")
         if spec.onnx is None:
             raise ModelError(folder, "not an exported detector folder (run tools/export_onnx.py first)")
-        self.longest, self.divisor = spec.longest, spec.divisor
+        self.longest, self.divisor, self.square = spec.longest, spec.divisor, spec.square
         self.session = create_session(folder / spec.onnx, threads, opt_level)
 
     def predict(self, images: list[np.ndarray]) -> list[tuple[np.ndarray, np.ndarray]]:
         results = []
         for image in images:
-            pixels, geometry = letterbox(image, self.longest, self.divisor, square=True)
+            pixels, geometry = letterbox(image, self.longest, self.divisor, square=self.square)
             inputs = {"pixel_values": detector_input(pixels)[None]}
             boxes, scores = self.session.run(["boxes", "scores"], inputs)
             xyxy = geometry.unmap(boxes)

@@ -276,3 +276,25 @@ def test_gated_joint_decoding_keeps_confident_ctc_readings_and_rescores_the_rest
     theirs = OnnxRecognizer(tmp_path / "onnx", threads=1).recognize(crops, batch_size=4)
     for (tt, ts), (ot, os_) in zip(gated, theirs, strict=True):
         assert tt == ot and abs(ts - os_) < 1e-4
+
+
+def test_a_one_frame_head_grows_into_two_frames_per_patch_reading_the_same(ctc_model_dir, tmp_path):
+    """Starting k = 2 from a saved k = 1 head: both frames copy it, so every line reads as before, from
+    twice the frames; the grown folder saves and reloads with its own frame count."""
+    task, model, folder, manifest = ctc_model_dir
+    config = tiny_config(
+        manifest, tmp_path / "run", ctc_weight=0.5, decoding="ctc", pretrained=folder, ctc_frames_per_patch=2
+    )
+    grown_task = RecognitionTask(config)
+    grown = grown_task.build_model().eval()
+    assert grown.ctc_head.weight.shape[0] == 2 * model.ctc_head.weight.shape[0]
+    grown_task.save_pretrained(grown, tmp_path / "grown")
+    assert read_spec(tmp_path / "grown", "recognizer").ctc_frames_per_patch == 2
+    crops = [render_line(t) for t in ["Total 12.50", "Brot 1,20", "ID 42"]]
+    before = load_recognizer(folder).recognize(crops)
+    after = load_recognizer(tmp_path / "grown").recognize(crops)
+    assert [t for t, _ in after] == [t for t, _ in before] and any(t for t, _ in before)
+    pixels = task.collate([{"image": c, "text": ""} for c in crops[:1]])["pixel_values"]
+    states = grown.encoder(pixel_values=pixels, interpolate_pos_encoding=True).last_hidden_state
+    patches = (pixels.shape[-2] // 16) * (pixels.shape[-1] // 16)
+    assert grown.ctc_head(states[:, 1:]).shape[1] == 2 * patches  # two frames for every patch

@@ -186,3 +186,28 @@ def test_onnx_backend_exports_the_default_models_once(
     torch_page = OCR(threads=1).read(page)
     assert len(first.lines) == len(second.lines) == len(torch_page.lines) > 0
     assert [line.text for line in first.lines] == [line.text for line in torch_page.lines]
+
+
+def test_page_shaped_detector_onnx_matches_torch_at_every_page_shape(tiny_detector_dir, tmp_path):
+    """One graph with dynamic height and width reads pages of any aspect as torch does (NMS inside)."""
+    import shutil
+
+    import onnx
+
+    paged = tmp_path / "paged"
+    shutil.copytree(tiny_detector_dir, paged)
+    write_spec(paged, replace(read_spec(paged, "detector"), longest=256, square=False))
+    export_detector(paged, tmp_path / "onnx")
+    dims = onnx.load(str(tmp_path / "onnx" / "detector.onnx")).graph.input[0].type.tensor_type.shape.dim
+    assert [d.dim_param for d in dims[2:]] == ["height", "width"]
+    rng = np.random.default_rng(1)
+    sizes = [(300, 200), (100, 400), (128, 128), (90, 500)]  # letterboxed to 256x192, 64x256, 256x256, 64x256
+    pages = [(rng.random((h, w, 3)) * 255).astype(np.uint8) for h, w in sizes]
+    ours, theirs = (
+        load_detector(paged).predict(pages),
+        OnnxDetector(tmp_path / "onnx", threads=1).predict(pages),
+    )
+    for (tb, ts), (ob, os_) in zip(ours, theirs, strict=True):
+        assert len(tb) == len(ob) and len(tb) > 0
+        np.testing.assert_allclose(ob, tb, atol=0.05)
+        np.testing.assert_allclose(os_, ts, atol=1e-4)
