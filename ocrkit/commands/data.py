@@ -1,4 +1,5 @@
-"""`ocrkit data import|prepare|pack`: real ground truth into training formats, and packed shards."""
+"""`ocrkit data import|prepare|pack|reserve`: real ground truth into training formats, packed shards, and
+the reserved list of evaluation files that every import refuses."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ RESERVED_ENV = "OCRKIT_RESERVED"
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("data", help="import ground truth (PAGE-XML, ALTO, SROIE, line pairs); pack shards")
-    kinds = p.add_subparsers(dest="what", metavar="import|prepare|pack", required=True)
+    kinds = p.add_subparsers(dest="what", metavar="import|prepare|pack|reserve", required=True)
 
     q = kinds.add_parser("import", help="files or folders of ground truth → COCO pages + line crops")
     q.add_argument("sources", nargs="+", type=Path, metavar="SRC")
@@ -23,8 +24,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     q.add_argument("--format", default="auto", help="auto | page | alto | sroie | lines")
     q.add_argument("--license", default="", help="licence recorded on every page and line")
     q.add_argument("--source", default="", help="provenance recorded on every page, e.g. owner/name@commit")
-    q.add_argument("--subset", default="", help="subset name of the lines (default: the first SRC's name)")
-    q.add_argument("--val-share", type=float, default=0.1, help="share of documents in the val split")
+    q.add_argument(
+        "--subset", default="", help="subset name of the lines (default: the first SRC's name, printed)"
+    )
+    q.add_argument(
+        "--val-share",
+        type=float,
+        default=0.1,
+        help="share of documents in the val split (0: none, no val files)",
+    )
     q.add_argument("--case-insensitive", action="store_true", help="transcriptions ignore the print's case")
     _reserved_arg(q)
     q.set_defaults(func=run_import)
@@ -51,6 +59,15 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--codec", choices=(".png", ".webp", ".jpg"), default=".png", help="lines: re-encoding format"
     )
     q.set_defaults(func=run_pack)
+
+    q = kinds.add_parser(
+        "reserve", help="evaluation files → a reserved list (sha256 + perceptual hash) that imports refuse"
+    )
+    q.add_argument("files", nargs="+", type=Path, metavar="FILE", help="images or folders (recursive)")
+    q.add_argument("--out", type=Path, required=True, help="the reserved list to write (.tsv)")
+    q.add_argument("--kind", default="held-out", help="the kind column, e.g. dev or held-out")
+    q.add_argument("--source", default="", help="the source column's prefix, e.g. owner/name@commit")
+    q.set_defaults(func=run_reserve)
 
 
 def _reserved_arg(q: argparse.ArgumentParser) -> None:
@@ -85,18 +102,26 @@ def reserved_path(args: argparse.Namespace) -> Path | None:
 
 
 def run_import(args: argparse.Namespace) -> int:
-    from ocrkit.data.ground_truth.importer import Importer, ImportSettings, find_annotations, read_reserved
+    from ocrkit.data.ground_truth.card import import_card
+    from ocrkit.data.ground_truth.importer import ImportSettings, find_annotations
     from ocrkit.data.ground_truth.text_rules import TextRules
+    from ocrkit.outputs import write_atomic
 
+    if not 0.0 <= args.val_share < 1.0:
+        raise OcrkitError(f"--val-share: expected a share in [0, 1), got {args.val_share}")
     started = time.perf_counter()
-    importer = Importer(args.out, read_reserved(reserved_path(args)))
+    reserved = reserved_path(args)
+    importer = guarded_importer(args.out, reserved)
     files, _ = find_annotations(args.sources, args.format)
     if not files:
         raise OcrkitError(f"no ground truth found in {', '.join(map(str, args.sources))}")
+    subset = args.subset or args.sources[0].resolve().name
+    if not args.subset:
+        print(f"subset: {subset} (the folder's name; --subset NAME to choose another)")
     settings = ImportSettings(
         source=args.source or args.sources[0].resolve().name,
         license=args.license,
-        subset=args.subset or args.sources[0].resolve().name,
+        subset=subset,
         fmt=args.format,
         rules=TextRules(case_sensitive=not args.case_insensitive),
         val_share=args.val_share,
@@ -104,7 +129,32 @@ def run_import(args: argparse.Namespace) -> int:
     )
     importer.add(files, settings)
     importer.finish()
+    if not any(split == "val" for _, split in importer.summary.documents):
+        print("no document in the val split (--val-share): no val files written")
+    write_atomic(args.out / "DATA_CARD.md", import_card(importer, [settings], describe_reserved(reserved)))
     return _report(importer, started)
+
+
+def guarded_importer(out: Path, reserved: Path | None):
+    """An Importer that refuses the reserved list's files: by sha256, and by perceptual hash where the
+    list has them (`ocrkit data reserve`)."""
+    from ocrkit.data.ground_truth.importer import Importer, read_reserved
+    from ocrkit.data.ground_truth.phash import read_reserved_phashes
+
+    return Importer(out, read_reserved(reserved), near=read_reserved_phashes(reserved))
+
+
+def describe_reserved(reserved: Path | None) -> str:
+    """The reserved list as the data card names it."""
+    if reserved is None:
+        return "none (--no-reserved: the data holds no evaluation pages)"
+    from ocrkit.data.ground_truth.importer import read_reserved
+    from ocrkit.data.ground_truth.phash import read_reserved_phashes
+
+    return (
+        f"`{reserved.name}`: {len(read_reserved(reserved))} sha256, "
+        f"{len(read_reserved_phashes(reserved))} perceptual hashes"
+    )
 
 
 def run_prepare(args: argparse.Namespace) -> int:
@@ -112,7 +162,12 @@ def run_prepare(args: argparse.Namespace) -> int:
     from ocrkit.data.ground_truth.sources import prepare
 
     started = time.perf_counter()
-    importer = prepare(args.sources_file, args.clones, args.out, read_reserved(reserved_path(args)))
+    from ocrkit.data.ground_truth.phash import read_reserved_phashes
+
+    reserved = reserved_path(args)
+    importer = prepare(
+        args.sources_file, args.clones, args.out, read_reserved(reserved), read_reserved_phashes(reserved)
+    )
     return _report(importer, started)
 
 
@@ -121,6 +176,17 @@ def _report(importer, started: float) -> int:
         print(line)
     print(f"written to {importer.out} in {time.perf_counter() - started:.0f} s")
     return 0 if importer.summary.imported else 1
+
+
+def run_reserve(args: argparse.Namespace) -> int:
+    from ocrkit.data.ground_truth.reserve import reserve_rows, write_reserved
+
+    rows = reserve_rows(args.files, args.kind, args.source)
+    if not rows:
+        raise OcrkitError(f"no readable image in {', '.join(map(str, args.files))}")
+    write_reserved(args.out, rows)
+    print(f"{args.out}: {len(rows)} files (sha256 and perceptual hash)")
+    return 0
 
 
 def run_pack(args: argparse.Namespace) -> int:

@@ -1,7 +1,9 @@
 """Import line-level ground truth into the two formats training reads: a COCO page set and a line manifest.
 
 Every input file is checked against a list of reserved sha256 hashes (evaluation pages) and refused on a
-match; identical images reached twice are imported once. Splits are by document (a hash of its path),
+match, and every image against the list's perceptual hashes, so a resized or re-encoded copy of an
+evaluation page is refused too (ocrkit/data/ground_truth/phash.py); identical images reached twice are
+imported once. Splits are by document (a hash of its path),
 never by line, so no page contributes to both train and val. Bad input is one warning naming the file;
 the import goes on.
 """
@@ -20,6 +22,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from ocrkit.data.ground_truth.phash import NearDuplicates, phash
 from ocrkit.data.ground_truth.readers import FORMATS, GtPage, read_page, sniff_format
 from ocrkit.data.ground_truth.text_rules import TextRules
 from ocrkit.errors import InputError, OcrkitError
@@ -39,6 +42,7 @@ class ImportSettings:
     rules: TextRules = field(default_factory=TextRules)
     val_share: float = 0.1
     split_by: str = "file"  # file | folder: which path decides a document's split
+    split: str = ""  # train | val: every document goes there (no hash split); "" = split by val_share
     max_page_side: int = MAX_PAGE_SIDE
     root: Path | None = None  # paths in provenance are relative to this
 
@@ -53,6 +57,7 @@ class ImportSummary:
     duplicates: int = 0
     failed: int = 0  # files that could not be read
     dropped: Counter = field(default_factory=Counter)  # reason → lines
+    documents: Counter = field(default_factory=Counter)  # (subset, split) → pages or line images imported
 
     def lines_out(self) -> list[str]:
         out = [
@@ -128,10 +133,15 @@ class Importer:
     """Writes `out/pages/{coco.json,images/}` and `out/lines/{lines.jsonl,<crops>}` over `add` calls."""
 
     def __init__(
-        self, out: str | Path, reserved: set[str], warn: Callable[[str], None] | None = None
+        self,
+        out: str | Path,
+        reserved: set[str],
+        warn: Callable[[str], None] | None = None,
+        near: NearDuplicates | None = None,
     ) -> None:
         self.out = Path(out)
         self.reserved = reserved
+        self.near = near or NearDuplicates()  # perceptual hashes of the reserved pages
         self.warn = warn or (lambda msg: print(f"warning: {msg}", file=sys.stderr))
         self.summary = ImportSummary()
         self._seen: set[str] = set()
@@ -161,9 +171,15 @@ class Importer:
         self._seen.add(hashes[0])
         rel = self._relative(page.annotation, s)
         subset = s.subset or "imported"
-        split = document_split(rel, s)
+        split = s.split or document_split(rel, s)
         provenance = {"source": f"{s.source}:{self._relative(page.image, s)}", "license": s.license}
         image = load_image(page.image)  # RGB, EXIF-rotated, 16-bit and palette images converted
+        if self.near.matches(phash(image)):
+            self.summary.refused += 1
+            self.warn(
+                f"{page.image}: a copy of a page reserved for evaluation (resized or re-encoded); refused"
+            )
+            return
         name = _safe_name(rel, hashes[0])
         if page.is_line_image:
             self._add_line_image(page, image, name, subset, split, provenance, s)
@@ -186,6 +202,7 @@ class Importer:
         self._write_page(image, name, lines, subset, split, provenance, s)
         self._write_crops(image, name, lines, subset, split, provenance, s)
         self.summary.pages[subset] += 1
+        self.summary.documents[subset, split] += 1
 
     def _write_page(self, image, name, lines, subset, split, provenance, s: ImportSettings) -> None:
         h, w = image.shape[:2]
@@ -250,6 +267,7 @@ class Importer:
             return
         gray = cv2.cvtColor(image, cv2.COLOR_RGB2GRAY)
         self._add_line(gray, f"{subset}/{name}.png", text, subset, split, provenance, s)
+        self.summary.documents[subset, split] += 1
 
     def _add_line(self, crop, rel: str, text: str, subset, split, provenance, s: ImportSettings) -> None:
         _write_image(self.out / "lines" / rel, crop)
@@ -287,7 +305,9 @@ class Importer:
             write_atomic(lines / "lines.jsonl", _jsonl(self._lines))
             subsets = sorted({r["subset"] for r in self._lines})
             for split in ("train", "val"):
-                write_atomic(lines / f"{split}.jsonl", _jsonl(r for r in self._lines if r["split"] == split))
+                chosen = [r for r in self._lines if r["split"] == split]
+                if chosen:  # an empty manifest would only fail later, in a trainer
+                    write_atomic(lines / f"{split}.jsonl", _jsonl(chosen))
                 for subset in subsets:  # per-subset manifests, for weighted mixtures
                     chosen = [r for r in self._lines if r["split"] == split and r["subset"] == subset]
                     if chosen:
