@@ -12,7 +12,7 @@ from ocrkit.errors import OcrkitError
 from ocrkit.extras import missing_extra
 
 # Each module in ocrkit/commands exposes register(subparsers); the order is the order in --help.
-COMMANDS = ("infer", "detect", "recognize", "synth", "data", "serve")
+COMMANDS = ("infer", "detect", "recognize", "synth", "data", "train", "serve")
 
 
 class OneLineErrorParser(argparse.ArgumentParser):

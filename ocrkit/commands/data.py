@@ -104,6 +104,7 @@ def reserved_path(args: argparse.Namespace) -> Path | None:
 def run_import(args: argparse.Namespace) -> int:
     from ocrkit.data.ground_truth.card import import_card
     from ocrkit.data.ground_truth.importer import ImportSettings, find_annotations
+    from ocrkit.data.ground_truth.reserve import describe_reserved, guarded_importer
     from ocrkit.data.ground_truth.text_rules import TextRules
     from ocrkit.outputs import write_atomic
 
@@ -133,28 +134,6 @@ def run_import(args: argparse.Namespace) -> int:
         print("no document in the val split (--val-share): no val files written")
     write_atomic(args.out / "DATA_CARD.md", import_card(importer, [settings], describe_reserved(reserved)))
     return _report(importer, started)
-
-
-def guarded_importer(out: Path, reserved: Path | None):
-    """An Importer that refuses the reserved list's files: by sha256, and by perceptual hash where the
-    list has them (`ocrkit data reserve`)."""
-    from ocrkit.data.ground_truth.importer import Importer, read_reserved
-    from ocrkit.data.ground_truth.phash import read_reserved_phashes
-
-    return Importer(out, read_reserved(reserved), near=read_reserved_phashes(reserved))
-
-
-def describe_reserved(reserved: Path | None) -> str:
-    """The reserved list as the data card names it."""
-    if reserved is None:
-        return "none (--no-reserved: the data holds no evaluation pages)"
-    from ocrkit.data.ground_truth.importer import read_reserved
-    from ocrkit.data.ground_truth.phash import read_reserved_phashes
-
-    return (
-        f"`{reserved.name}`: {len(read_reserved(reserved))} sha256, "
-        f"{len(read_reserved_phashes(reserved))} perceptual hashes"
-    )
 
 
 def run_prepare(args: argparse.Namespace) -> int:

@@ -346,10 +346,11 @@ class Trainer:
     def _summarise(self, state: TrainerState, first_step: int, seconds: float) -> None:
         """summary.json and one console line: steps, time, pace, first/last/best validation."""
         steps = state.step - first_step
+        training = seconds - sum(e["seconds"] for e in self.evals)
         self.summary = {
             "steps": state.step,
             "seconds": round(seconds, 1),
-            "s_per_step": round(seconds / steps, 3) if steps else None,
+            "s_per_step": round(training / steps, 3) if steps else None,  # validations left out
             "best_metric": self.s.best_metric or None,
             "best_step": state.best_step,
             "best_value": state.best_value,

@@ -50,7 +50,7 @@ class NearDuplicates:
 
     def __init__(self, hashes: list[bytes] | None = None, max_bits: int = NEAR_BITS) -> None:
         unique = sorted(set(hashes or []))
-        self.hashes = np.frombuffer(b"".join(unique), np.uint8).reshape(len(unique), -1)
+        self.hashes = np.frombuffer(b"".join(unique), np.uint8).reshape(len(unique), FREQS * FREQS // 8)
         self.max_bits = max_bits
 
     def __len__(self) -> int:
@@ -64,8 +64,16 @@ class NearDuplicates:
         return int(np.unpackbits(xor, axis=1).sum(axis=1).min())
 
     def matches(self, value: bytes) -> bool:
+        if not informative(value):  # a blank or flat image: every such image hashes alike
+            return False
         nearest = self.nearest(value)
         return nearest is not None and nearest <= self.max_bits
+
+
+def informative(value: bytes) -> bool:
+    """Whether a hash describes a picture: a flat image (blank paper, one grey) has no frequency above
+    the median, so its hash is (nearly) all zeros and would match every other flat image."""
+    return int(np.unpackbits(np.frombuffer(value, np.uint8)).sum()) >= FREQS * FREQS // 4
 
 
 def read_reserved_phashes(path: str | Path | None) -> NearDuplicates:

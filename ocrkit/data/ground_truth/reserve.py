@@ -11,8 +11,8 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
-from ocrkit.data.ground_truth.importer import sha256_file
-from ocrkit.data.ground_truth.phash import phash, phash_text
+from ocrkit.data.ground_truth.importer import Importer, read_reserved, sha256_file
+from ocrkit.data.ground_truth.phash import phash, phash_text, read_reserved_phashes
 from ocrkit.errors import InputError
 from ocrkit.io import IMAGE_SUFFIXES, load_image
 from ocrkit.outputs import write_atomic
@@ -48,3 +48,19 @@ def reserve_rows(paths: Iterable[Path], kind: str, source: str = "") -> list[tup
 def write_reserved(out: Path, rows: list[tuple[str, str, str, str]]) -> None:
     lines = ["# files reserved for evaluation: never train on them (ocrkit data reserve)", HEADER]
     write_atomic(out, "\n".join(lines + ["\t".join(row) for row in rows]) + "\n")
+
+
+def guarded_importer(out: Path, reserved: Path | None) -> Importer:
+    """An Importer that refuses the reserved list's files: by sha256, and by perceptual hash where the
+    list has them."""
+    return Importer(out, read_reserved(reserved), near=read_reserved_phashes(reserved))
+
+
+def describe_reserved(reserved: Path | None) -> str:
+    """The reserved list as a data card names it."""
+    if reserved is None:
+        return "none (--no-reserved: the data holds no evaluation pages)"
+    return (
+        f"`{reserved.name}`: {len(read_reserved(reserved))} sha256, "
+        f"{len(read_reserved_phashes(reserved))} perceptual hashes"
+    )
