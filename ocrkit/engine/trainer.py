@@ -30,6 +30,8 @@ from ocrkit.engine.settings import TrainSettings
 from ocrkit.engine.task import Task
 from ocrkit.errors import OcrkitError
 
+EVAL_SHARE = 0.2  # a fitted run spends at most this share of its budget on validations
+
 
 def seed_everything(seed: int) -> None:
     """Seed python, numpy and torch RNGs (datasets draw their augmentation randomness from these)."""
@@ -332,8 +334,10 @@ class Trainer:
         """Set train.steps and the validation/checkpoint interval to fill train.fit_minutes."""
         s = self.s
         per_eval = max((e["seconds"] for e in self.evals[-2:]), default=0.0)
-        evals_left = max(1, s.fit_evals - sum(1 for e in self.evals if e["step"] > 0))
         left = s.fit_minutes * 60 - (time.perf_counter() - started)
+        evals_left = max(1, s.fit_evals - sum(1 for e in self.evals if e["step"] > 0))
+        if per_eval > 0:  # validations take at most EVAL_SHARE of what is left: a short budget trains
+            evals_left = max(1, min(evals_left, int(EVAL_SHARE * left / per_eval)))
         s.steps = fit_steps(done, left, s_per_step, per_eval, evals_left, self._step_cap)
         self._next_eval = min(s.steps, done + math.ceil((s.steps - done) / evals_left))
         self._deadline = started + s.fit_minutes * 60 - per_eval

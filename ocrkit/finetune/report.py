@@ -135,7 +135,7 @@ def markdown(report: dict, card: str) -> str:
         onnx_det = outputs.get("onnx_detector", "detector")
         onnx_rec = outputs.get("onnx_recognizer", "recognizer")
         lines.append(f"ocrkit infer page.png --backend onnx --det-model {onnx_det} --rec-model {onnx_rec}")
-    lines += ["```", "", "## Data", ""]
+    lines += ["```", "", "## Data"]
     lines += card.splitlines()[2:]  # the card without its title
     return "\n".join(lines).rstrip() + "\n"
 

@@ -29,6 +29,8 @@ from ocrkit.model_folder import check_folder
 EVAL_SHARE = 0.1  # of the budget, for the start pair's page scores (the same again at the end)
 EXPORT_SECONDS = 40.0  # fp16 copies + ONNX export of both models (~25 s measured on 2 cores)
 SAFETY = 0.03  # of the budget, kept free for what the estimates miss
+# READING: pages are scored with half the threads. With one other busy process on a 2-core machine, a page
+# took 54 s to read with 2 threads and 8.5 s with 1 (threads waiting for a busy core stall each other).
 KINDS: tuple[Model, ...] = ("detector", "recognizer")
 
 
@@ -96,6 +98,7 @@ def train(req: TrainRequest) -> dict:
         say(f"import: {line}")
     kinds = trainable(req.only, data)
     threads = req.threads or os.cpu_count() or 1
+    reading = max(1, threads // 2)  # threads for page scoring (see READING)
     work.mkdir(parents=True, exist_ok=True)
 
     report_pages, before = None, None
@@ -108,7 +111,7 @@ def train(req: TrainRequest) -> dict:
             starts["recognizer"],
             data.val_pages,
             EVAL_SHARE * req.minutes * 60,
-            threads,
+            reading,
             work,
         )
         eval_seconds = time.time() - t
@@ -137,7 +140,7 @@ def train(req: TrainRequest) -> dict:
     if report_pages is not None:
         from ocrkit.finetune.scoring import score_pair
 
-        after = score_pair(finals["detector"], finals["recognizer"], report_pages, threads)
+        after = score_pair(finals["detector"], finals["recognizer"], report_pages, reading)
         say(f"fine-tuned pair on the same {after['pages']} pages: " + _pair_line(after))
 
     from ocrkit.finetune.report import write_report
@@ -304,17 +307,22 @@ def export_models(folders: dict[str, Path], out: Path) -> dict[str, str]:
     except OcrkitError as exc:
         print(f"warning: {exc}; no ONNX export written", file=sys.stderr)
         return {}
+    import contextlib
     import warnings
 
     from ocrkit.export.detector import export_detector
     from ocrkit.export.recognizer import export_recognizer
 
     done = {}
-    for kind, folder in folders.items():
-        with warnings.catch_warnings():  # tracer warnings about Python control flow are not for users
-            warnings.simplefilter("ignore")
-            (export_detector if kind == "detector" else export_recognizer)(folder, out / kind)
-        done[f"onnx_{kind}"] = str(out / kind)
+    out.mkdir(parents=True, exist_ok=True)
+    # the exporters' own messages (tracer warnings, tolerance checks) go to a log, not the console
+    with open(out / "export.log", "w", encoding="utf-8") as log, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for kind, folder in folders.items():
+            with contextlib.redirect_stdout(log), contextlib.redirect_stderr(log):
+                (export_detector if kind == "detector" else export_recognizer)(folder, out / kind)
+            done[f"onnx_{kind}"] = str(out / kind)
+    say(f"ONNX export: {', '.join(done.values())} (messages in {out / 'export.log'})")
     return done
 
 
