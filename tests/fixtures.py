@@ -224,7 +224,8 @@ def text_pages(folder: Path, n: int, seed: int = 0) -> list[Path]:
         (folder / f"page{i:02d}.xml").write_text(
             '<?xml version="1.0" encoding="UTF-8"?><PcGts xmlns="http://schema.primaresearch.org/PAGE/gts/'
             f'pagecontent/2019-07-15"><Page imageFilename="{image.name}" imageWidth="240" imageHeight="160">'
-            f'<TextRegion id="r"><Coords points="0,0 240,0 240,160 0,160"/>{body}</TextRegion></Page></PcGts>',
+            f'<TextRegion id="r"><Coords points="0,0 240,0 240,160 0,160"/>{body}</TextRegion>'
+            "</Page></PcGts>",
             encoding="utf-8",
         )
         images.append(image)
@@ -242,7 +243,9 @@ def tiny_start_models(folder: Path) -> tuple[Path, Path]:
     det = DetectionTask(load_config(DetectorConfig, REPO / "configs/detector/tiny.yaml"))
     det.save_pretrained(det.build_model(), folder / "detector")
     cfg = load_config(
-        RecognizerConfig, REPO / "configs/recognizer/tiny.yaml", ["model.ctc_weight=0.5", "model.decoding=joint"]
+        RecognizerConfig,
+        REPO / "configs/recognizer/tiny.yaml",
+        ["model.ctc_weight=0.5", "model.decoding=joint"],
     )
     rec = RecognitionTask(cfg)
     rec.save_pretrained(rec.build_model(), folder / "recognizer")

@@ -1,5 +1,5 @@
-"""`ocrkit train` end to end on tiny models: one-minute budget, report, loadable model folders, reserved copies
-refused; and the pieces it is made of (split, recipes, output folder, options)."""
+"""`ocrkit train` end to end on tiny models: one-minute budget, report, loadable model folders, reserved
+copies refused; and the pieces it is made of (split, recipes, output folder, options)."""
 
 from __future__ import annotations
 
@@ -36,11 +36,15 @@ def test_split_keeps_a_share_for_validation_at_least_one_never_all():
 def test_recipes_keep_the_start_models_geometry_and_decoding(tmp_path):
     recipe, mixing = load_recipe("detector", ["train.lr=1e-5", "finetune.synth_weight=0.3"])
     assert mixing.synth_weight == 0.3 and mixing.count(1.0) == 2 and mixing.count(60) == mixing.synth
-    cfg = detector_config(recipe, REPO / "ocrkit/models/detector", "t.json", "v.json", "s.json", 0.3, tmp_path)
+    cfg = detector_config(
+        recipe, REPO / "ocrkit/models/detector", "t.json", "v.json", "s.json", 0.3, tmp_path
+    )
     assert (cfg.data.longest, cfg.model.num_queries, cfg.post.score_threshold) == (960, 300, 0.4)
     assert cfg.train.lr == 1e-5 and cfg.data.train[1] == {"path": "s.json", "weight": 0.3}
     recipe, _ = load_recipe("recognizer")
-    cfg = recognizer_config(recipe, REPO / "ocrkit/models/recognizer", "t.jsonl", "v.jsonl", None, 0.2, tmp_path)
+    cfg = recognizer_config(
+        recipe, REPO / "ocrkit/models/recognizer", "t.jsonl", "v.jsonl", None, 0.2, tmp_path
+    )
     assert (cfg.model.decoding, cfg.model.joint_gate, cfg.data.max_height) == ("joint", 0.9, 32)
     assert cfg.model.ctc_weight > 0 and cfg.data.train == "t.jsonl" and cfg.train.validate_first
 
@@ -77,7 +81,9 @@ def test_train_end_to_end_in_one_minute(tmp_path, capfd):
     args = ["train", gt, "--out", out, "--minutes", "1", "--det-model", det, "--rec-model", rec]
     assert main([str(a) for a in [*args, "--reserved", tmp_path / "reserved.tsv"]]) == 0
     printed = capfd.readouterr()
-    assert "\r" not in printed.out and "detector: step 0:" in printed.out and "recognizer: done:" in printed.out
+    assert (
+        "\r" not in printed.out and "detector: step 0:" in printed.out and "recognizer: done:" in printed.out
+    )
     assert "a copy of a page reserved for evaluation" in printed.err
 
     report = json.loads((out / "report.json").read_text())
