@@ -18,7 +18,7 @@ from ocrkit.outputs import write_atomic
 CURVES = "learning_curves.png"
 
 
-def _at_best(run: dict) -> dict:
+def kept_eval(run: dict) -> dict:
     """The validation of the kept model: at the best step, else the last."""
     best = run["summary"].get("best_step")
     evals = run["evals"]
@@ -37,8 +37,9 @@ def model_scores(runs: dict) -> dict:
             "best_step": run["summary"].get("best_step"),
             "threads": run.get("threads"),
             "synthetic_items": run.get("synthetic"),
+            "decoding": run.get("decoding"),
             "before": _clean(evals[0]) if evals else None,
-            "after": _clean(_at_best(run)) if evals else None,
+            "after": _clean(kept_eval(run)) if evals else None,
         }
     return out
 
@@ -54,7 +55,8 @@ def write_report(out: Path, facts: dict, data: UserData) -> dict:
     rec = report["models"].get("recognizer")
     for side in ("before", "after"):
         if report.get(side) is not None and rec and rec[side]:
-            report[side]["box_cer"] = rec[side].get("cer")
+            chosen = rec["decoding"] if side == "after" and rec.get("decoding") else None
+            report[side]["box_cer"] = rec[side].get(f"cer_{chosen}", rec[side].get("cer"))
     plot_curves({kind: Path(run["dir"]).parent / "metrics.jsonl" for kind, run in runs.items()}, out / CURVES)
     write_atomic(out / "report.json", json.dumps(report, indent=2, default=str))
     write_atomic(out / "REPORT.md", markdown(report, data.card))
@@ -109,12 +111,20 @@ def markdown(report: dict, card: str) -> str:
         "|---|---|---|---|---|---|---|",
     ]
     for kind, m in report["models"].items():
-        for key in ("f1", "map50") if kind == "detector" else ("cer", "wer"):
+        keys = (
+            ("f1", "map50") if kind == "detector" else ("cer", "cer_attention", "cer_ctc", "cer_joint", "wer")
+        )
+        for key in keys:
+            if key not in (m["before"] or {}):
+                continue
             lines.append(
                 f"| {kind} | {m['steps']} | {_f(m['s_per_step'], 2)} | {m['best_step']} | {key} | "
                 f"{_f((m['before'] or {}).get(key))} | {_f((m['after'] or {}).get(key))} |"
             )
     plan = report["plan"]
+    decoding = report["models"].get("recognizer", {}).get("decoding")
+    if decoding:
+        lines += ["", f"The fine-tuned recognizer reads with {decoding} decoding, the best at its kept step."]
     lines += [
         "",
         f"Training plan: {'side by side' if plan['side_by_side'] else 'one after the other'}, "

@@ -131,7 +131,7 @@ def train(req: TrainRequest) -> dict:
     finals = dict(starts)
     outputs: dict[str, str] = {}
     for kind, run in runs.items():
-        finals[kind] = ship_best(Path(run["dir"]), req.out / kind)
+        finals[kind] = ship_best(kind, run, req.out / kind)
         outputs[kind] = str(finals[kind])
     if req.export:
         outputs.update(export_models({k: finals[k] for k in runs}, req.out / "onnx"))
@@ -290,11 +290,28 @@ def render_synthetic(job: Job) -> None:
     say(f"{job.kind}: {job.synth} synthetic {what} rendered in {time.time() - t:.0f} s")
 
 
-def ship_best(trained: Path, dst: Path) -> Path:
-    """The kept model (best by validation) as an fp16 folder at `dst`."""
+def ship_best(kind: Model, run: dict, dst: Path) -> Path:
+    """The kept model (best by validation) as an fp16 folder at `dst`. A recognizer with a CTC head
+    reads with the decoding (attention, ctc, joint) that scored best at the kept step: on a new hand the
+    TrOCR decoder may adapt faster than the CTC head that joint decoding also trusts."""
+    from ocrkit.finetune.report import kept_eval
+    from ocrkit.model_folder import read_spec, with_settings
     from ocrkit.shipping import ship
 
-    return ship(trained, dst)
+    trained = Path(run["dir"])
+    spec = read_spec(trained)
+    scores = {name: kept_eval(run).get(f"cer_{name}") for name in ("attention", "ctc", "joint")}
+    scores = {name: cer for name, cer in scores.items() if cer is not None}
+    if kind == "recognizer" and scores:
+        best = min(scores, key=lambda name: (scores[name], name != spec.decoding))
+        run["decoding"] = best
+        if best != spec.decoding:
+            say(
+                f"recognizer: reads with {best} decoding (validation CER {scores[best]:.4f}, "
+                f"{spec.decoding} {scores[spec.decoding]:.4f})"
+            )
+            spec = with_settings(spec, {"decoding": best}, trained)
+    return ship(trained, dst, spec)
 
 
 def export_models(folders: dict[str, Path], out: Path) -> dict[str, str]:
