@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import time
 from pathlib import Path
 
 from ocrkit.commands.data import _reserved_arg, reserved_path
@@ -76,6 +77,7 @@ def split_overrides(items: list[str]) -> dict[str, list[str]]:
 
 
 def run(args: argparse.Namespace) -> int:
+    started = time.time()  # the budget includes loading torch and the models' code (a minute on a busy CPU)
     from ocrkit.finetune.data import Provenance
     from ocrkit.finetune.run import TrainRequest, train
 
@@ -106,6 +108,7 @@ def run(args: argparse.Namespace) -> int:
         overrides=split_overrides(args.overrides),
         threads=args.threads,
         export=not args.no_export,
+        started=started,
     )
     train(request)
     print(f"report: {args.out / 'REPORT.md'}")

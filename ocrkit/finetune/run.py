@@ -50,6 +50,7 @@ class TrainRequest:
     overrides: dict[str, list[str]] = field(default_factory=dict)  # kind → `--set`-style recipe overrides
     threads: int = 0  # 0: all cores
     export: bool = True
+    started: float = 0.0  # time.time() the budget counts from (0: when train() is called)
 
 
 @dataclass
@@ -73,7 +74,7 @@ def train(req: TrainRequest) -> dict:
     """Run everything `ocrkit train` does; returns the report (also written to OUT/report.json)."""
     from ocrkit.data.ground_truth.reserve import describe_reserved, guarded_importer
 
-    started = time.time()
+    started = req.started or time.time()
     deadline = started + req.minutes * 60
     check_out_dir(req.out)
     starts = {
