@@ -20,7 +20,7 @@ import numpy as np
 import torch
 
 from ocrkit.buckets import same_shape_batches
-from ocrkit.decode.ctc import DECODINGS, HEAD_FILE
+from ocrkit.decode.ctc import DECODINGS
 from ocrkit.line_preprocess import LinePreprocess
 from ocrkit.model_folder import read_spec
 from ocrkit.recognition.collate import pad_labels
@@ -151,7 +151,7 @@ def main() -> None:
 
     crops = [img for img, _ in lines[: args.lines]]
     if args.model:  # freshly loaded (the training measurement changed `model`), each decoding it has
-        has_head = (Path(args.model) / HEAD_FILE).is_file()
+        has_head = (Path(args.model) / read_spec(args.model, "recognizer").ctc_head).is_file()
         engines = [
             (d, Recognizer.load(args.model, decoding=d), None) for d in DECODINGS if has_head or d != "ctc"
         ]

@@ -5,25 +5,20 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-from typing import NoReturn
 
+from ocrkit import __version__
+from ocrkit.commands.options import Parser
 from ocrkit.config import ConfigError
-from ocrkit.errors import OcrkitError
+from ocrkit.errors import OcrkitError, report_error
 from ocrkit.extras import missing_extra
 
 # Each module in ocrkit/commands exposes register(subparsers); the order is the order in --help.
-COMMANDS = ("infer", "detect", "recognize", "synth", "data", "train", "serve")
-
-
-class OneLineErrorParser(argparse.ArgumentParser):
-    """A bad option is one line on stderr and exit code 2, like every other ocrkit error."""
-
-    def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+COMMANDS = ("infer", "detect", "recognize", "models", "synth", "data", "train", "serve")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = OneLineErrorParser(prog="ocrkit", description="Find text lines on document pages and read them.")
+    parser = Parser(prog="ocrkit", description="Find text lines on document pages and read them.")
+    parser.add_argument("--version", action="version", version=f"ocrkit {__version__}")
     parser.add_argument("--debug", action="store_true", help="show full tracebacks on errors")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name in COMMANDS:
@@ -35,20 +30,20 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     try:
         args = build_parser().parse_args(argv)
-    except SystemExit as exc:  # --help, or a bad option already reported in one line
+    except SystemExit as exc:  # --help, --version, or a bad option already reported in one line
         return exc.code if isinstance(exc.code, int) else 2
     try:
         return int(args.func(args) or 0)
     except (OcrkitError, ConfigError) as exc:
         if args.debug:
             raise
-        print(f"ocrkit: error: {exc}", file=sys.stderr)
+        report_error(exc)
         return 2
     except ModuleNotFoundError as exc:  # a package of an install extra this install lacks
         error = missing_extra(exc, f"ocrkit {args.command}")
         if error is None or args.debug:
             raise
-        print(f"ocrkit: error: {error}", file=sys.stderr)
+        report_error(error)
         return 2
     except KeyboardInterrupt:
         print("ocrkit: interrupted", file=sys.stderr)

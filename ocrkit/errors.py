@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 
 class OcrkitError(Exception):
     """Base class: the message is complete and user-facing."""
@@ -23,3 +25,11 @@ class ModelError(OcrkitError):
         super().__init__(f"{path}: {problem}")
         self.path = str(path)
         self.problem = problem
+
+
+def report_error(message: object) -> None:
+    """Print `ocrkit: error: <message>` on stderr: the one spelling of every error line, whichever part
+    of ocrkit reports it. Written through tqdm, which keeps the line whole under a progress bar."""
+    from tqdm.auto import tqdm
+
+    tqdm.write(f"ocrkit: error: {message}", file=sys.stderr)

@@ -127,7 +127,7 @@ def read_coco_pages(
             boxes = B.xywh_to_xyxy(np.array([a["bbox"] for a in anns], np.float32).reshape(-1, 4))
             pages[path.stem] = ocr.read_boxes(load_image(path), boxes, name=str(path))
         else:
-            pages[path.stem] = ocr.read_array(load_image(path), name=str(path))
+            pages[path.stem] = ocr.read(load_image(path), name=str(path))
         if save_pred is not None:
             out = save_pred / f"{path.stem}.json"
             out.parent.mkdir(parents=True, exist_ok=True)

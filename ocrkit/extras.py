@@ -28,6 +28,7 @@ EXTRA_OF_MODULE = {
     "uvicorn": "serve",
     "python_multipart": "serve",
     "multipart": "serve",
+    "fastapi_offline": "serve",
     "ray": "ray",
 }
 

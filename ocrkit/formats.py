@@ -1,9 +1,13 @@
-"""Page → hOCR, ALTO v4 and PAGE-XML 2019 (the layout formats other OCR tools and viewers read)."""
+"""Page → the output formats: text, JSON, hOCR, ALTO v4 and PAGE-XML 2019 (the layout formats other OCR
+tools and viewers read) and an overlay picture. `render` is the one way every front end (`ocrkit infer`,
+its Ray batches, `ocrkit serve`) turns a page into a named format."""
 
 from __future__ import annotations
 
 import datetime as _dt
 import xml.etree.ElementTree as ET
+
+import numpy as np
 
 from ocrkit.document import Page
 
@@ -118,3 +122,35 @@ def to_page_xml(page: Page) -> str:
         equiv = ET.SubElement(tl, q("TextEquiv"), {"conf": f"{line.score:.4f}"})
         ET.SubElement(equiv, q("Unicode")).text = line.text
     return _xml(root)
+
+
+FORMATS = ("txt", "json", "hocr", "alto", "page", "overlay")
+EXTENSIONS = {
+    "txt": "txt",
+    "json": "json",
+    "hocr": "hocr",
+    "alto": "alto.xml",
+    "page": "page.xml",
+    "overlay": "overlay.png",
+}
+
+
+def render(page: Page, fmt: str, image: np.ndarray | None = None) -> str | bytes:
+    """`page` in the format named `fmt` (one of FORMATS), as `ocrkit infer` writes it to
+    `<name>.<EXTENSIONS[fmt]>`; "overlay" draws the boxes on the page's RGB `image`, so it needs it."""
+    if fmt == "overlay":
+        if image is None:
+            raise ValueError("the overlay format draws on the page image: pass image=")
+        from ocrkit.overlay import overlay_png
+
+        return overlay_png(image, page)
+    writers = {
+        "txt": lambda p: p.text + "\n",
+        "json": Page.to_json,
+        "hocr": to_hocr,
+        "alto": to_alto,
+        "page": to_page_xml,
+    }
+    if fmt not in writers:
+        raise ValueError(f"unknown format {fmt!r} ({', '.join(FORMATS)})")
+    return writers[fmt](page)

@@ -16,15 +16,21 @@ from __future__ import annotations
 import json
 import typing
 from dataclasses import asdict, dataclass, field, fields, replace
+from enum import Enum
 from pathlib import Path
 from typing import Any, ClassVar, Literal, overload
 
+import numpy as np
+
+from ocrkit.decode.ctc import DECODINGS, CtcHead, Decoding
+from ocrkit.decode.joint import CTC_ALTERNATIVES, DEFAULT_CTC_WEIGHT, JointSettings
 from ocrkit.errors import ModelError
 from ocrkit.line_preprocess import LinePreprocess
 from ocrkit.outputs import write_atomic
 from ocrkit.postprocess import PostConfig
 
 SETTINGS_NAME = "ocrkit.json"
+CTC_HEAD_FILE = "ctc_head.safetensors"
 FORMAT_VERSION = 1  # bump when a key changes meaning; a new optional key does not need it
 Kind = Literal["detector", "recognizer"]
 TASKS: dict[str, str] = {"detector": "detection", "recognizer": "recognition"}  # kind → the file's task
@@ -55,12 +61,50 @@ class RecognizerSpec:
     preprocess: LinePreprocess = field(default_factory=LinePreprocess)
     size: str | None = None  # the model size it was built with (recognition/model.py), for reports
     max_target_length: int | None = None  # longest training target, in tokens
-    decoding: str = "attention"  # attention | ctc | joint
+    decoding: Decoding = Decoding.ATTENTION
     joint_ctc_weight: float | None = None
     joint_gate: float | None = None  # None: no gate, the decoder reads every line
     joint_alternatives: int | None = None
+    ctc_head: str = CTC_HEAD_FILE  # the CTC head's weights in the folder (read by ctc and joint decoding)
+    ctc_frames_per_patch: int = 1  # CTC frames each encoder patch emits (ocrkit.decode.ctc.CtcHead)
     extra: dict[str, Any] = field(default_factory=dict)
     format_version: int = FORMAT_VERSION
+
+    def joint_settings(self) -> JointSettings:
+        """How joint decoding weighs and gates the two decoders; library defaults where unset."""
+        weight, alternatives = self.joint_ctc_weight, self.joint_alternatives
+        return JointSettings(
+            DEFAULT_CTC_WEIGHT if weight is None else weight,
+            self.joint_gate,
+            CTC_ALTERNATIVES if alternatives is None else alternatives,
+        )
+
+
+def chosen_decoding(spec: RecognizerSpec, override: str | None, folder: str | Path) -> Decoding:
+    """The folder's own decoding, or `override` (attention | ctc | joint); ModelError for another name."""
+    if override is None:
+        return spec.decoding
+    if override not in DECODINGS:
+        raise ModelError(folder, f"unknown decoding {override!r} ({' | '.join(DECODINGS)})")
+    return Decoding(override)
+
+
+def load_ctc_head(folder: str | Path, spec: RecognizerSpec) -> CtcHead:
+    """The CTC head a recognizer folder holds (float32); ModelError naming the file when absent or broken."""
+    from safetensors import SafetensorError
+    from safetensors.numpy import load_file
+
+    path = Path(folder) / spec.ctc_head
+    if not path.is_file():
+        raise ModelError(folder, f"decoding reads the CTC head but {spec.ctc_head} is missing")
+    try:
+        tensors = load_file(str(path))
+        weight, bias = tensors["weight"].astype(np.float32), tensors["bias"].astype(np.float32)
+    except (OSError, KeyError, SafetensorError) as exc:
+        raise ModelError(path, f"unreadable CTC head ({exc.__class__.__name__}: {exc})") from None
+    if weight.ndim != 2 or weight.shape[0] % spec.ctc_frames_per_patch or bias.shape != weight.shape[:1]:
+        raise ModelError(path, f"CTC head of shape {weight.shape} does not fit ctc_frames_per_patch")
+    return CtcHead(weight, bias, spec.ctc_frames_per_patch)
 
 
 Spec = DetectorSpec | RecognizerSpec
@@ -205,6 +249,13 @@ def _take(data: dict[str, Any], cls: type, folder: str | Path, skip: tuple[str, 
 
 
 def _checked(value: object, hint: object, key: str, folder: str | Path) -> object:
+    if isinstance(hint, type) and issubclass(hint, Enum):
+        names = [m.value for m in hint]
+        if value not in names:
+            raise ModelError(
+                folder, f"{SETTINGS_NAME}: {key} must be one of {' | '.join(names)}, got {value!r}"
+            )
+        return hint(value)
     allowed = typing.get_args(hint) or (hint,)
     if value is None and type(None) in allowed:
         return None

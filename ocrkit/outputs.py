@@ -1,10 +1,14 @@
-"""Writing outputs: atomic files that never leave debris, output folders checked before any work,
-and text that is always valid UTF-8 even when a file name is not."""
+"""Writing outputs: atomic files and folders that never leave debris, output folders checked before any
+work, and text that is always valid UTF-8 even when a file name is not."""
 
 from __future__ import annotations
 
+import ctypes
 import os
+import shutil
+import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from ocrkit.errors import OcrkitError
@@ -44,6 +48,57 @@ def write_atomic(path: Path, data: str | bytes) -> None:
         raise
 
 
+def _fsync(path: Path) -> None:
+    """A file's data, or a folder's entries, on disk."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two paths in one atomic step (Linux renameat2 RENAME_EXCHANGE); False where unsupported."""
+    if not sys.platform.startswith("linux"):
+        return False
+    renameat2 = getattr(ctypes.CDLL(None, use_errno=True), "renameat2", None)
+    if renameat2 is None:
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    return renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0
+
+
+def replace_folder(final: Path, write: Callable[[Path], None]) -> Path:
+    """Build a folder with `write(tmp)` in a temp sibling, flush it to disk, then swap it in for `final`
+    in one rename, so a kill at any moment leaves the previous `final` (a best model, a checkpoint) or
+    the new one complete, never a half-written mix. Where the file system cannot swap atomically, the old
+    folder is first renamed to `.NAME.PID.old` (kept if a kill falls between the two renames)."""
+    final = Path(final)
+    final.parent.mkdir(parents=True, exist_ok=True)
+    remove_stale_temps(final.parent)
+    tmp = _temp_name(final)
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir()
+    try:
+        write(tmp)
+        for path in (*tmp.rglob("*"), tmp):  # data on disk before the rename makes it visible
+            _fsync(path)
+        if not final.exists():
+            os.replace(tmp, final)
+        elif _exchange(tmp, final):
+            shutil.rmtree(tmp)  # now the previous contents
+        else:
+            old = final.with_name(f".{final.name}.{os.getpid()}.old")
+            os.replace(final, old)
+            os.replace(tmp, final)
+            shutil.rmtree(old)
+        _fsync(final.parent)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return final
+
+
 def _pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -55,12 +110,15 @@ def _pid_alive(pid: int) -> bool:
 
 
 def remove_stale_temps(folder: Path) -> None:
-    """Remove the temp files of write_atomic left under `folder` by a process that was killed
-    (`.<name>.<pid>.tmp` whose process is gone); temp files of a run still going are kept."""
-    for tmp in folder.rglob(f".*{TEMP_SUFFIX}"):
+    """Remove the temp files and folders of write_atomic / replace_folder left under `folder` by a process
+    that was killed (`.<name>.<pid>.tmp` whose process is gone); those of a run still going are kept."""
+    for tmp in list(folder.rglob(f".*{TEMP_SUFFIX}")):
         pid = tmp.name[: -len(TEMP_SUFFIX)].rsplit(".", 1)[-1]
         if pid.isdigit() and not _pid_alive(int(pid)):
-            tmp.unlink(missing_ok=True)
+            if tmp.is_dir() and not tmp.is_symlink():
+                shutil.rmtree(tmp, ignore_errors=True)
+            else:
+                tmp.unlink(missing_ok=True)
 
 
 def _check_writable(folder: Path, what: str) -> None:

@@ -1,10 +1,15 @@
-"""OCR: detector + recognizer → Page, for one image, a file, or many files."""
+"""OCR: detector + recognizer → Page, for one page, or for many files read in batches.
+
+Every front end reads through here — `ocrkit infer` (with or without Ray), `ocrkit serve`, the library —
+so batching pages together and telling which page of a failed batch caused the failure are done once.
+"""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 
@@ -15,6 +20,18 @@ from ocrkit.inputs import collect_inputs
 from ocrkit.io import PageSource, load_page
 from ocrkit.line_crops import crop_lines
 from ocrkit.reading_order import reading_order
+
+BACKENDS = ("torch", "onnx")
+BACKEND = "torch"  # the default everywhere (library and commands): the same results unless asked otherwise
+DEVICE = "cpu"
+BATCH_SIZE = 16  # line crops per recognizer batch
+PAGES_PER_BATCH = 4  # pages whose lines are recognised together in read_many
+
+
+class LineDetector(Protocol):
+    """What the torch detector and its ONNX export both offer."""
+
+    def predict(self, images: list[np.ndarray]) -> list[tuple[np.ndarray, np.ndarray]]: ...
 
 
 class OCR:
@@ -29,18 +46,18 @@ class OCR:
         self,
         det_model: str | Path | None = None,
         rec_model: str | Path | None = None,
-        backend: str = "torch",
-        device: str = "cpu",
-        batch_size: int = 16,
+        backend: str = BACKEND,
+        device: str = DEVICE,
+        batch_size: int = BATCH_SIZE,
         threads: int | None = None,
         decoding: str | None = None,
     ) -> None:
         """`decoding` (attention | ctc | joint) overrides the recognizer folder's own choice."""
         if batch_size < 1:
             raise ValueError(f"batch_size must be 1 or more, got {batch_size}")
+        if backend not in BACKENDS:
+            raise OcrkitError(f"unknown backend {backend!r} ({' | '.join(BACKENDS)})")
         det_dir, rec_dir = zoo.resolve(det_model, "detector"), zoo.resolve(rec_model, "recognizer")
-        if backend == "onnx":  # the shipped models are torch folders: use (or make once) their export
-            det_dir, rec_dir = zoo.onnx_folder(det_dir, "detector"), zoo.onnx_folder(rec_dir, "recognizer")
         self.batch_size = batch_size
         if backend == "torch":
             import torch
@@ -52,49 +69,48 @@ class OCR:
 
             self.detector = load_detector(det_dir, device=device)
             self.recognizer = load_recognizer(rec_dir, device=device, decoding=decoding)
-        elif backend == "onnx":
+        else:  # the shipped models are torch folders: use (or make once) their export
+            det_dir, rec_dir = zoo.onnx_folder(det_dir, "detector"), zoo.onnx_folder(rec_dir, "recognizer")
             from ocrkit.runtime import load_onnx_models
 
             self.detector, self.recognizer = load_onnx_models(det_dir, rec_dir, threads, decoding=decoding)
-        else:
-            raise OcrkitError(f"unknown backend {backend!r} (torch | onnx)")
 
-    def read_array(self, image: np.ndarray, name: str = "<array>", page: int = 1) -> Page:
-        """One HxWx3 RGB uint8 page."""
-        return self.read_arrays([image], [name], [page])[0]
+    def detect(self, image: np.ndarray, name: str = "<array>", page: int = 1) -> Page:
+        """The text lines of one HxWx3 RGB page, in reading order, without reading them (no text)."""
+        return detect_page(self.detector, image, name, page)
 
-    def read_arrays(
-        self, images: Sequence[np.ndarray], names: Sequence[str], pages: Sequence[int] | None = None
-    ) -> list[Page]:
-        """Several pages at once: each is detected on its own, then the lines of all of them are read
-        together, so same-shape batches fill up across pages (a receipt alone has few lines per shape).
-        Boxes read as empty text are dropped.
-        A page's `seconds` is its detection time plus its share (by line count) of the recognition time."""
-        pages = pages if pages is not None else [1] * len(images)
-        detected, det_seconds, crops = [], [], []
-        for image in images:
-            start = time.perf_counter()
-            ((boxes, scores),) = self.detector.predict([image])
-            order = reading_order(boxes)
-            detected.append((boxes[order], scores[order]))
-            crops.extend(crop_lines(image, boxes[order]))
-            det_seconds.append(time.perf_counter() - start)
-        start = time.perf_counter()
-        texts = self.recognizer.recognize(crops, batch_size=self.batch_size) if crops else []
-        rec_per_line = (time.perf_counter() - start) / max(len(crops), 1)
-        out, first = [], 0
-        for image, name, page, (boxes, scores), seconds in zip(
-            images, names, pages, detected, det_seconds, strict=True
-        ):
-            results = texts[first : first + len(boxes)]
-            first += len(boxes)
-            h, w = image.shape[:2]
-            seconds += rec_per_line * len(boxes)
-            # a box read as nothing is a false detection (speck, rule, stamp): the recognizer is trained
-            # to read such crops as "" (synthetic blank crops), so it is no text line of the page
-            lines = [line for line in _lines(boxes, scores, results) if line.text.strip()]
-            out.append(Page(image=name, page=page, width=w, height=h, seconds=seconds, lines=lines))
-        return out
+    def read(self, image: str | Path | np.ndarray, name: str | None = None, page: int = 1) -> Page:
+        """One page: an HxWx3 RGB uint8 array, or an image or PDF file (its `page`-th page). `name` is the
+        Page's `image` field (default: the file's path, or "<array>")."""
+        if not isinstance(image, np.ndarray):
+            source = _page_of(Path(image), page)
+            image, name = load_page(source), name or source.label
+        return self._read_pages([image], [name or "<array>"], [page])[0]
+
+    def read_many(
+        self, inputs: Iterable[str | Path | PageSource], pages_per_batch: int = PAGES_PER_BATCH
+    ) -> Iterator[Page | InputError]:
+        """Every page of `inputs`, in order: a path stands for every page of every image, TIFF and PDF
+        at or under it (named as in ocrkit.inputs), a PageSource for that one page.
+
+        Pages are read `pages_per_batch` at a time with their lines recognised together (see
+        `_read_pages`). A bad input, or a page that cannot be read, yields an InputError naming it in
+        its place and the batch goes on; when a group of pages fails, its pages are read again one by one
+        so the error lands on the page that caused it."""
+        if pages_per_batch < 1:
+            raise ValueError(f"pages_per_batch must be 1 or more, got {pages_per_batch}")
+        pending: list[tuple[PageSource, np.ndarray] | InputError] = []
+        for item in _page_sources(inputs):
+            if isinstance(item, PageSource):
+                try:
+                    item = (item, load_page(item))
+                except InputError as err:
+                    item = err
+            pending.append(item)
+            if sum(isinstance(x, tuple) for x in pending) == pages_per_batch:
+                yield from self._read_group(pending)
+                pending = []
+        yield from self._read_group(pending)
 
     def read_boxes(self, image: np.ndarray, boxes: np.ndarray, name: str = "<array>", page: int = 1) -> Page:
         """Read the given xyxy line boxes (page pixels) instead of detecting them — with ground-truth
@@ -102,74 +118,105 @@ class OCR:
         start = time.perf_counter()
         boxes = np.asarray(boxes, dtype=np.float64).reshape(-1, 4)
         boxes = boxes[reading_order(boxes)]
-        crops = crop_lines(image, boxes)
-        texts = self.recognizer.recognize(crops, batch_size=self.batch_size) if crops else []
         h, w = image.shape[:2]
-        lines = _lines(boxes, np.ones(len(boxes)), texts)
-        return Page(
-            image=name, page=page, width=w, height=h, seconds=time.perf_counter() - start, lines=lines
-        )
+        found = Page(image=name, page=page, width=w, height=h, lines=_lines(boxes, np.ones(len(boxes))))
+        self._read_lines([image], [found])
+        found.seconds = time.perf_counter() - start
+        return found
 
-    def read(self, source: str | Path | np.ndarray) -> Page:
-        """Read one image (file path or HxWx3 RGB array); for a PDF, its first page."""
-        if isinstance(source, np.ndarray):
-            return self.read_array(source)
-        first = collect_inputs([source]).items[0]
-        if isinstance(first, InputError):
-            raise first
-        return self.read_source(first)
+    def _read_group(
+        self, pending: list[tuple[PageSource, np.ndarray] | InputError]
+    ) -> Iterator[Page | InputError]:
+        """The loaded pages of `pending` read together, or one by one if that fails; errors pass through."""
+        loaded = [x for x in pending if isinstance(x, tuple)]
+        pages: list[Page] | list[Page | InputError] | None = None
+        if len(loaded) > 1:
+            try:
+                pages = self._read_pages(
+                    [img for _, img in loaded], [s.label for s, _ in loaded], [s.page for s, _ in loaded]
+                )
+            except Exception:  # noqa: BLE001 - read again page by page below, where the failure is named
+                pass
+        if pages is None:
+            pages = [self._read_alone(source, image) for source, image in loaded]
+        results = iter(pages)
+        for item in pending:
+            yield next(results) if isinstance(item, tuple) else item
 
-    def read_source(self, source: PageSource) -> Page:
-        return self.read_array(load_page(source), name=source.label, page=source.page)
+    def _read_alone(self, source: PageSource, image: np.ndarray) -> Page | InputError:
+        try:
+            return self._read_pages([image], [source.label], [source.page])[0]
+        except Exception as exc:  # noqa: BLE001 - one page that cannot be read must not stop the batch
+            where = f"{source.label} page {source.page}" if source.pages > 1 else source.label
+            error = InputError(where, f"{exc.__class__.__name__}: {exc}")
+            error.__cause__ = exc  # the traceback `--debug` shows
+            return error
 
-    def read_many(self, paths: Iterable[str | Path]) -> Iterator[Page | InputError]:
-        """Every page of all images, TIFFs and PDFs under `paths`, in order; a bad input yields its
-        InputError (naming the file) instead of stopping the batch."""
-        for _, result in self.iter_results(paths):
-            yield result
+    def _read_pages(
+        self, images: Sequence[np.ndarray], names: Sequence[str], pages: Sequence[int]
+    ) -> list[Page]:
+        """Several pages at once: each is detected on its own, then the lines of all of them are read
+        together, so same-shape batches fill up across pages (a receipt alone has few lines per shape).
+        Boxes read as empty text are dropped: a box read as nothing is a false detection (speck, rule,
+        stamp), since the recognizer is trained to read such crops as "" (synthetic blank crops).
+        A page's `seconds` is its detection time plus its share (by line count) of the recognition time."""
+        found = [
+            self.detect(image, name, page) for image, name, page in zip(images, names, pages, strict=True)
+        ]
+        self._read_lines(images, found)
+        for page in found:
+            page.lines = [line for line in page.lines if line.text.strip()]
+        return found
 
-    def iter_results(
-        self, paths: Iterable[str | Path], pages_per_batch: int = 4, unique_names: bool = False
-    ) -> Iterator[tuple[PageSource | None, Page | InputError]]:
-        """Like read_many, with the PageSource of each result (None for inputs that never became pages;
-        its `stem` is the output name, see ocrkit.inputs). With `unique_names`, an input whose output
-        name another already has is an InputError. Pages are read `pages_per_batch` at a time (see
-        read_arrays); results keep the input order."""
-        if pages_per_batch < 1:
-            raise ValueError(f"pages_per_batch must be 1 or more, got {pages_per_batch}")
-        pending: list[tuple[PageSource | None, np.ndarray | InputError]] = []
-        for item in collect_inputs(paths, unique_names).items:
-            if isinstance(item, InputError):
-                pending.append((None, item))
-            else:
-                try:
-                    pending.append((item, load_page(item)))
-                except InputError as err:
-                    pending.append((item, err))
-            if sum(isinstance(x, np.ndarray) for _, x in pending) >= pages_per_batch:
-                yield from self._flush(pending)
-                pending = []
-        yield from self._flush(pending)
-
-    def _flush(
-        self, pending: list[tuple[PageSource | None, np.ndarray | InputError]]
-    ) -> Iterator[tuple[PageSource | None, Page | InputError]]:
-        loaded = [(src, img) for src, img in pending if isinstance(img, np.ndarray)]
-        images = [img for _, img in loaded]
-        names = [src.label for src, _ in loaded]
-        pages = iter(self.read_arrays(images, names, [src.page for src, _ in loaded]) if loaded else [])
-        for src, item in pending:
-            yield src, (next(pages) if isinstance(item, np.ndarray) else item)
+    def _read_lines(self, images: Sequence[np.ndarray], found: list[Page]) -> None:
+        """Recognise the lines of `found` (boxes on `images`) in one run, filling in text and scores."""
+        crops = [
+            crop
+            for image, page in zip(images, found, strict=True)
+            for crop in crop_lines(image, page.boxes())
+        ]
+        start = time.perf_counter()
+        texts = iter(self.recognizer.recognize(crops, batch_size=self.batch_size) if crops else [])
+        per_line = (time.perf_counter() - start) / max(len(crops), 1)
+        for page in found:
+            page.seconds += per_line * len(page.lines)
+            for line, (text, rec_score) in zip(page.lines, texts, strict=False):  # texts: all pages' lines
+                line.text, line.rec_score = text, float(rec_score)
+                line.score = line.det_score * line.rec_score
 
 
-def _lines(boxes: np.ndarray, det_scores: np.ndarray, results: Sequence[tuple[str, float]]) -> list[Line]:
+def detect_page(detector: LineDetector, image: np.ndarray, name: str = "<array>", page: int = 1) -> Page:
+    """The text lines `detector` finds on one page, in reading order, as a Page without text."""
+    start = time.perf_counter()
+    ((boxes, scores),) = detector.predict([image])
+    order = reading_order(boxes)
+    h, w = image.shape[:2]
+    lines = _lines(boxes[order], scores[order])
+    return Page(image=name, page=page, width=w, height=h, seconds=time.perf_counter() - start, lines=lines)
+
+
+def _lines(boxes: np.ndarray, det_scores: np.ndarray) -> list[Line]:
     return [
-        Line(
-            bbox=[float(v) for v in box],
-            text=text,
-            det_score=float(ds),
-            rec_score=float(rs),
-            score=float(ds) * float(rs),
-        )
-        for box, ds, (text, rs) in zip(boxes, det_scores, results, strict=True)
+        Line(bbox=[float(v) for v in box], det_score=float(s), score=float(s))
+        for box, s in zip(boxes, det_scores, strict=True)
     ]
+
+
+def _page_sources(inputs: Iterable[str | Path | PageSource]) -> Iterator[PageSource | InputError]:
+    for item in inputs:
+        if isinstance(item, PageSource):
+            yield item
+        else:
+            yield from collect_inputs([item], unique_names=False).items
+
+
+def _page_of(path: Path, page: int) -> PageSource:
+    """Page `page` of the image or PDF file at `path`, or the InputError that says why there is none."""
+    if path.is_dir():
+        raise InputError(path, "is a folder; read_many reads folders")
+    for item in collect_inputs([path]).items:
+        if isinstance(item, InputError):
+            raise item
+        if item.page == page:
+            return item
+    raise InputError(path, f"has no page {page}")

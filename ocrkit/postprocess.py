@@ -3,7 +3,7 @@
 Torch-free so the ONNX runtime reuses it. Order: sigmoid → top-k → score threshold → NMS →
 drop boxes mostly inside a higher-scoring one (DETR emits nested word/line duplicates that IoU-NMS
 misses) → letterboxed pixels → `Geometry.unmap` → original pixels. Reading order is decided later
-(document.py); boxes come back sorted by decreasing score.
+(reading_order.py, applied by pipeline.detect_page); boxes come back sorted by decreasing score.
 """
 
 from __future__ import annotations

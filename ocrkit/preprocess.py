@@ -8,7 +8,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import albumentations as A
 import cv2
 import numpy as np
 
@@ -88,6 +87,8 @@ def letterbox(
     """
     if longest <= 0 or longest % divisor:
         raise ValueError(f"longest={longest} must be a positive multiple of divisor={divisor}")
+    import albumentations as A  # here, not at the top: it imports torch, which `ocrkit --help` must not
+
     img = to_rgb_uint8(image)
     h, w = img.shape[:2]
     if h == 0 or w == 0:

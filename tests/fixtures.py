@@ -5,7 +5,12 @@ Everything here is made locally and fast, so no test downloads or waits for a re
 
 from __future__ import annotations
 
+import contextlib
 import json
+import socket
+import threading
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import cv2
@@ -193,6 +198,36 @@ def run_cli(args: list, capsys) -> tuple[int, str, str]:
     code = main([str(a) for a in args])
     out, err = capsys.readouterr()
     return code, out, err
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on (for servers started by the tests)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+# --- a web app under uvicorn in this process ---
+
+
+@contextlib.contextmanager
+def serving(app, root_path: str = "") -> Iterator[str]:
+    """Serve an ASGI app with uvicorn in a thread on a free local port; yields its base URL."""
+    import uvicorn
+
+    port = free_port()
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", root_path=root_path)
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    while not server.started:
+        assert thread.is_alive(), "uvicorn stopped before it started"
+        time.sleep(0.02)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(30)
 
 
 # --- annotated pages (PAGE-XML) and tiny start models for `ocrkit train` ---

@@ -85,6 +85,7 @@ def test_package_ships_model_files_but_no_logs(tmp_path):
     unwanted = [f for f in models if f.endswith((".jsonl", ".png"))]
     assert not unwanted, unwanted
     assert any(f.startswith("ocrkit/fonts/") for f in files)
+    assert {f"ocrkit/serve/static/{name}" for name in ("index.html", "app.js", "style.css")} <= set(files)
 
 
 def test_version_agrees_with_pyproject():

@@ -10,11 +10,14 @@ from ocrkit.pipeline import OCR
 
 
 @pytest.mark.slow
-def test_pages_read_together_match_pages_read_alone(tiny_detector_dir, tiny_recognizer_dir):
+def test_pages_read_together_match_pages_read_alone(tmp_path, tiny_detector_dir, tiny_recognizer_dir):
     # batch_size=1: every line decodes alone, so batch padding cannot change the text and the two
     # paths must agree exactly; the spy checks that the three pages made a single recognizer call.
     ocr = OCR(tiny_detector_dir, tiny_recognizer_dir, batch_size=1)
     images = [page_image(seed=s) for s in range(3)]
+    paths = [tmp_path / f"{name}.png" for name in "abc"]
+    for image, path in zip(images, paths, strict=True):
+        Image.fromarray(image).save(path)
     calls = []
     recognize = ocr.recognizer.recognize
 
@@ -23,9 +26,9 @@ def test_pages_read_together_match_pages_read_alone(tiny_detector_dir, tiny_reco
         return recognize(crops, batch_size=batch_size)
 
     ocr.recognizer.recognize = spy
-    together = ocr.read_arrays(images, ["a", "b", "c"], [1, 1, 1])
+    together = list(ocr.read_many(paths, pages_per_batch=3))
     assert calls == [sum(len(p.lines) for p in together)] and calls[0] > 0
-    alone = [ocr.read_array(img, name=name) for img, name in zip(images, "abc", strict=True)]
+    alone = [ocr.read(img, name=str(path)) for img, path in zip(images, paths, strict=True)]
     for t, a in zip(together, alone, strict=True):
         assert t.image == a.image and [x.text for x in t.lines] == [x.text for x in a.lines]
         np.testing.assert_allclose([x.bbox for x in t.lines], [x.bbox for x in a.lines], atol=1e-3)
@@ -47,7 +50,7 @@ def test_reading_given_boxes_matches_reading_detected_ones(tiny_detector_dir, ti
     # the boxes the detector found, handed back shuffled: same reading order, same crops, same texts
     ocr = OCR(tiny_detector_dir, tiny_recognizer_dir, batch_size=1)
     image = page_image(seed=4)
-    detected = ocr.read_array(image, name="p")
+    detected = ocr.read(image, name="p")
     assert detected.lines
     boxes = np.array([line.bbox for line in detected.lines])[::-1]
     given = ocr.read_boxes(image, boxes, name="p")
@@ -61,7 +64,7 @@ def test_boxes_read_as_nothing_are_dropped(tiny_detector_dir, tiny_recognizer_di
     # the recognizer reads a false box (speck, rule) as "" or blanks: the page keeps the boxes with text
     ocr = OCR(tiny_detector_dir, tiny_recognizer_dir)
     image = page_image(seed=4)
-    every = ocr.read_array(image, name="p")
+    every = ocr.read(image, name="p")
     assert len(every.lines) >= 2
     recognize = ocr.recognizer.recognize
 
@@ -70,6 +73,56 @@ def test_boxes_read_as_nothing_are_dropped(tiny_detector_dir, tiny_recognizer_di
         return [(" " * (i % 4), 0.1) if i % 2 == 0 else r for i, r in enumerate(read)]
 
     ocr.recognizer.recognize = blank_even_lines
-    kept = ocr.read_array(image, name="p")
+    kept = ocr.read(image, name="p")
     assert [x.text for x in kept.lines] == [x.text for x in every.lines[1::2]]
     np.testing.assert_allclose([x.bbox for x in kept.lines], [x.bbox for x in every.lines[1::2]])
+
+
+def test_a_page_that_fails_in_a_batch_is_named_and_the_others_are_read(
+    tmp_path, tiny_detector_dir, tiny_recognizer_dir
+):
+    # the detector fails on the one 200-pixel-wide page: the group of three fails, is read again page by
+    # page, and only that page becomes an error; the others read as they do alone
+    ocr = OCR(tiny_detector_dir, tiny_recognizer_dir, batch_size=1)
+    paths = [tmp_path / f"{n}.png" for n in (1, 2, 3)]
+    for n, path in enumerate(paths):
+        Image.fromarray(page_image(seed=n)[:, : 200 if n == 1 else None]).save(path)
+    predict = ocr.detector.predict
+
+    def fail_on_narrow_pages(images):
+        if images[0].shape[1] == 200:
+            raise RuntimeError("cannot detect")
+        return predict(images)
+
+    ocr.detector.predict = fail_on_narrow_pages
+    first, failed, third = ocr.read_many(paths, pages_per_batch=3)
+    assert isinstance(failed, InputError) and str(failed) == f"{paths[1]}: RuntimeError: cannot detect"
+    assert isinstance(failed.__cause__, RuntimeError)
+    for path, page in ((paths[0], first), (paths[2], third)):
+        assert [x.text for x in page.lines] == [x.text for x in ocr.read(path).lines] and page.image == str(
+            path
+        )
+
+
+def test_read_takes_a_file_and_names_a_missing_page(tmp_path, tiny_detector_dir, tiny_recognizer_dir):
+    ocr = OCR(tiny_detector_dir, tiny_recognizer_dir)
+    image = page_image(seed=2)
+    Image.fromarray(image).save(tmp_path / "p.png")
+    from_file = ocr.read(tmp_path / "p.png")
+    assert from_file.image == str(tmp_path / "p.png") and (from_file.width, from_file.height) == (260, 180)
+    assert [x.text for x in from_file.lines] == [x.text for x in ocr.read(image).lines]
+    with pytest.raises(InputError, match="has no page 2"):
+        ocr.read(tmp_path / "p.png", page=2)
+    with pytest.raises(InputError, match="no such file"):
+        ocr.read(tmp_path / "missing.png")
+
+
+def test_detect_finds_the_lines_read_reads(tiny_detector_dir, tiny_recognizer_dir):
+    ocr = OCR(tiny_detector_dir, tiny_recognizer_dir)
+    image = page_image(seed=4)
+    found, read = ocr.detect(image, name="p"), ocr.read(image, name="p")
+    assert all(line.text == "" and line.score == line.det_score for line in found.lines)
+    assert [x.bbox for x in read.lines] == [
+        x.bbox for x in found.lines if x.bbox in [y.bbox for y in read.lines]
+    ]
+    assert len(found.lines) >= len(read.lines) > 0

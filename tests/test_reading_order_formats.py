@@ -2,9 +2,10 @@ import json
 import xml.etree.ElementTree as ET
 
 import numpy as np
+import pytest
 
 from ocrkit.document import Line, Page
-from ocrkit.formats import ALTO_NS, PAGE_NS, to_alto, to_hocr, to_page_xml
+from ocrkit.formats import ALTO_NS, EXTENSIONS, FORMATS, PAGE_NS, render, to_alto, to_hocr, to_page_xml
 from ocrkit.outputs import write_atomic
 from ocrkit.reading_order import reading_order
 
@@ -76,6 +77,20 @@ def test_xml_formats_parse_and_carry_the_lines():
     lines = pxml.findall(f".//{{{PAGE_NS}}}TextLine")
     assert lines[2].find(f"{{{PAGE_NS}}}Coords").get("points") == "10,50 400,50 400,70 10,70"
     assert lines[2].find(f".//{{{PAGE_NS}}}Unicode").text == "Grüße — ſchön"
+
+
+def test_render_names_every_format_and_the_overlay_needs_the_image():
+    page = sample_page()
+    image = np.full((page.height, page.width, 3), 255, np.uint8)
+    out = {fmt: render(page, fmt, image) for fmt in FORMATS}
+    assert set(EXTENSIONS) == set(FORMATS)
+    assert out["txt"] == page.text + "\n" and json.loads(out["json"]) == page.to_dict()
+    assert out["alto"] == to_alto(page) and out["hocr"] == to_hocr(page)
+    assert out["overlay"].startswith(b"\x89PNG")
+    with pytest.raises(ValueError, match="image"):
+        render(page, "overlay")
+    with pytest.raises(ValueError, match="unknown format 'pdf'"):
+        render(page, "pdf")
 
 
 def test_write_atomic_leaves_no_temp_files(tmp_path):

@@ -34,7 +34,7 @@ def test_shipped_folder_is_complete_fp16_and_small(kind):
 
 
 def test_shipped_models_read_the_sample_receipt():
-    page = pipeline.OCR(threads=1).read_array(load_image(SAMPLE), name=str(SAMPLE))
+    page = pipeline.OCR(threads=1).read(load_image(SAMPLE), name=str(SAMPLE))
     assert len(page.lines) >= 5  # the receipt has ~33 lines
     boxes = np.array([line.bbox for line in page.lines])
     assert (boxes[:, 2] > boxes[:, 0]).all() and (boxes[:, 3] > boxes[:, 1]).all()

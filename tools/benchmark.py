@@ -40,10 +40,10 @@ def child_ocrkit(args: argparse.Namespace) -> int:
     images = [Path(p) for p in args.images]
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    ocr.read_array(load_image(images[0]))  # warm-up, untimed
+    ocr.read(load_image(images[0]))  # warm-up, untimed
     for path in images:
         image = load_image(path)  # decode is not timed, as in the peers' harness
-        page = ocr.read_array(image, name=str(path))
+        page = ocr.read(image, name=str(path))
         (out / f"{path.stem}.json").write_text(page.to_json(), encoding="utf-8")
     return 0
 

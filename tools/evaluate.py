@@ -18,6 +18,7 @@ import json
 import sys
 from pathlib import Path
 
+from ocrkit.commands.options import Parser
 from ocrkit.data.manifest import read_jsonl
 from ocrkit.evaluation import (
     drop_unconfident,
@@ -82,9 +83,7 @@ def cmd_rec(args: argparse.Namespace) -> int:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = Parser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="cmd", required=True)
     p = sub.add_parser("pages", help="end-to-end page scores against COCO GT with text")
     p.add_argument("--gt", nargs="+", required=True, help="coco.json files, or folders of <subset>/coco.json")

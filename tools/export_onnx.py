@@ -13,15 +13,14 @@ import argparse
 import sys
 from pathlib import Path
 
+from ocrkit.commands.options import Parser
 from ocrkit.export.detector import export_detector
 from ocrkit.export.quantize import quantize_folder
 from ocrkit.export.recognizer import export_recognizer
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = Parser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--det", type=Path, help="detector model folder")
     parser.add_argument("--rec", type=Path, help="recognizer model folder")
     parser.add_argument("--out", type=Path, required=True)

@@ -21,8 +21,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the copied tree may not be pip-installed where the GPU is
 
+from ocrkit.commands.options import Parser  # noqa: E402
 from ocrkit.config import ConfigError, load_config, to_dict  # noqa: E402
-from ocrkit.errors import OcrkitError  # noqa: E402
+from ocrkit.errors import OcrkitError, report_error  # noqa: E402
 
 DRY_RUN = [  # tiny and CPU-only: proves the path end to end in CI
     "train.device=cpu",
@@ -38,7 +39,7 @@ DRY_RUN = [  # tiny and CPU-only: proves the path end to end in CI
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = Parser(description=__doc__.splitlines()[0])
     parser.add_argument("-c", "--config", default=str(ROOT / "configs/recognizer/burst.yaml"))
     parser.add_argument("--minutes", type=float, default=7.0, help="training budget (validation included)")
     parser.add_argument("--out", type=Path, required=True, help="folder for the returned files")
@@ -54,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return run(args)
     except (ConfigError, OcrkitError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        report_error(exc)
         return 2
 
 

@@ -19,6 +19,7 @@ import json
 import sys
 from pathlib import Path
 
+from ocrkit.commands.options import Parser
 from ocrkit.config import ConfigError, split_override
 from ocrkit.errors import ModelError
 from ocrkit.model_folder import read_spec, with_settings
@@ -26,9 +27,7 @@ from ocrkit.shipping import ship
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = Parser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("src", type=Path)
     parser.add_argument("dst", type=Path)
     parser.add_argument("--set", dest="settings", action="append", default=[], metavar="KEY=VALUE")

@@ -1,9 +1,8 @@
-"""Helpers shared by the page-processing commands (infer, detect, recognize): option types, inputs,
-error reporting, output names."""
+"""Helpers shared by the page-processing commands (infer, detect, recognize): inputs, failure counting,
+output names. Their options are declared in ocrkit.commands.options."""
 
 from __future__ import annotations
 
-import argparse
 import sys
 import traceback
 from collections.abc import Hashable, Iterator
@@ -11,20 +10,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ocrkit.errors import InputError
+from ocrkit.errors import InputError, report_error
 from ocrkit.inputs import Inputs, collect_inputs
 from ocrkit.io import PageSource, load_page
-
-
-def positive_int(text: str) -> int:
-    """argparse type: a count that must be at least 1 (0 or less would fail every page or hang)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be 1 or more, got {value}")
-    return value
 
 
 def set_torch_threads(threads: int | None) -> None:
@@ -51,10 +39,7 @@ class Failures:
         self.failed.add(key if key is not None else exc)  # the exception itself: one input
         if self.debug:
             traceback.print_exception(exc)
-        msg = str(exc) if isinstance(exc, InputError) else f"{where}: {exc.__class__.__name__}: {exc}"
-        from tqdm.auto import tqdm
-
-        tqdm.write(f"ocrkit: error: {msg}", file=sys.stderr)  # keeps the line intact under a progress bar
+        report_error(exc if isinstance(exc, InputError) else f"{where}: {exc.__class__.__name__}: {exc}")
 
     def exit_code(self, total: int) -> int:
         if self.count:

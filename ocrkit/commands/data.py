@@ -19,8 +19,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     kinds = p.add_subparsers(dest="what", metavar="import|prepare|pack|reserve", required=True)
 
     q = kinds.add_parser("import", help="files or folders of ground truth → COCO pages + line crops")
-    q.add_argument("sources", nargs="+", type=Path, metavar="SRC")
-    q.add_argument("--out", type=Path, required=True)
+    q.add_argument("sources", nargs="+", type=Path, metavar="SRC", help="ground-truth files or folders")
+    q.add_argument(
+        "--out", type=Path, required=True, help="dataset folder to write (pages, crops, manifests)"
+    )
     q.add_argument("--format", default="auto", help="auto | page | alto | sroie | lines")
     q.add_argument("--license", default="", help="licence recorded on every page and line")
     q.add_argument("--source", default="", help="provenance recorded on every page, e.g. owner/name@commit")
@@ -38,15 +40,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     q.set_defaults(func=run_import)
 
     q = kinds.add_parser("prepare", help="import every source of a sources file found in --clones")
-    q.add_argument("sources_file", type=Path, metavar="SOURCES_YAML")
+    q.add_argument("sources_file", type=Path, metavar="SOURCES_YAML", help="YAML list of sources to import")
     q.add_argument("--clones", type=Path, required=True, help="folder of git clones (owner+name or name)")
-    q.add_argument("--out", type=Path, required=True)
+    q.add_argument("--out", type=Path, required=True, help="dataset folder to write, one subset per source")
     _reserved_arg(q)
     q.set_defaults(func=run_prepare)
 
     q = kinds.add_parser("pack", help="a line manifest or COCO page set → Parquet shards")
     q.add_argument("source", type=Path, metavar="SRC", help="lines .jsonl or COCO .json")
-    q.add_argument("--out", type=Path, required=True)
+    q.add_argument("--out", type=Path, required=True, help="folder to write the Parquet shards into")
     q.add_argument("--shard-mb", type=float, default=64.0, help="target shard size in MB")
     q.add_argument(
         "--line-height", type=int, default=0, help="lines: re-encode crops at most this tall (0 = as stored)"
@@ -101,24 +103,42 @@ def reserved_path(args: argparse.Namespace) -> Path | None:
     )
 
 
+def reserved_hashes(args: argparse.Namespace) -> set[str]:
+    """The reserved hashes, with one line saying how many were read from which list."""
+    from ocrkit.data.reserved import read_reserved
+
+    path = reserved_path(args)
+    if path is None:
+        return set()
+    hashes = read_reserved(path)
+    print(f"reserved list: {len(hashes)} hashes read from {path}")
+    return hashes
+
+
 def run_import(args: argparse.Namespace) -> int:
     from ocrkit.data.ground_truth.card import import_card
-    from ocrkit.data.ground_truth.importer import ImportSettings, find_annotations
-    from ocrkit.data.ground_truth.reserve import describe_reserved, guarded_importer
+    from ocrkit.data.ground_truth.importer import (
+        Importer,
+        ImportSettings,
+        check_subset,
+        find_annotations,
+        subset_from_folder,
+    )
+    from ocrkit.data.ground_truth.reserve import describe_reserved
     from ocrkit.data.ground_truth.text_rules import TextRules
     from ocrkit.outputs import write_atomic
 
     if not 0.0 <= args.val_share < 1.0:
         raise OcrkitError(f"--val-share: expected a share in [0, 1), got {args.val_share}")
     started = time.perf_counter()
-    reserved = reserved_path(args)
-    importer = guarded_importer(args.out, reserved)
-    files, _ = find_annotations(args.sources, args.format)
-    if not files:
-        raise OcrkitError(f"no ground truth found in {', '.join(map(str, args.sources))}")
-    subset = args.subset or args.sources[0].resolve().name
+    subset = check_subset(args.subset) if args.subset else subset_from_folder(args.sources[0])
     if not args.subset:
         print(f"subset: {subset} (the folder's name; --subset NAME to choose another)")
+    importer = Importer(args.out, reserved_hashes(args), near=reserved_phashes(args))
+    files, refused = find_annotations(args.sources, args.format)
+    importer.summary.failed.update(refused)
+    if not files and not refused:
+        raise OcrkitError(f"no ground truth found in {', '.join(map(str, args.sources))}")
     settings = ImportSettings(
         source=args.source or args.sources[0].resolve().name,
         license=args.license,
@@ -132,20 +152,27 @@ def run_import(args: argparse.Namespace) -> int:
     importer.finish()
     if not any(split == "val" for _, split in importer.summary.documents):
         print("no document in the val split (--val-share): no val files written")
-    write_atomic(args.out / "DATA_CARD.md", import_card(importer, [settings], describe_reserved(reserved)))
+    card = import_card(importer, [settings], describe_reserved(reserved_path(args), importer))
+    write_atomic(args.out / "DATA_CARD.md", card)
     return _report(importer, started)
 
 
+def reserved_phashes(args: argparse.Namespace):
+    """The reserved list's perceptual hashes (none in a list of sha256 only), with one line if any."""
+    from ocrkit.data.ground_truth.phash import read_reserved_phashes
+
+    near = read_reserved_phashes(reserved_path(args))
+    if len(near):
+        print(f"reserved list: {len(near)} perceptual hashes (resized or re-encoded copies are refused too)")
+    return near
+
+
 def run_prepare(args: argparse.Namespace) -> int:
-    from ocrkit.data.ground_truth.importer import read_reserved
     from ocrkit.data.ground_truth.sources import prepare
 
     started = time.perf_counter()
-    from ocrkit.data.ground_truth.phash import read_reserved_phashes
-
-    reserved = reserved_path(args)
     importer = prepare(
-        args.sources_file, args.clones, args.out, read_reserved(reserved), read_reserved_phashes(reserved)
+        args.sources_file, args.clones, args.out, reserved_hashes(args), reserved_phashes(args)
     )
     return _report(importer, started)
 

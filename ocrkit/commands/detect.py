@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import time
 from pathlib import Path
 
 import cv2
@@ -15,23 +14,20 @@ from ocrkit.commands.common import (
     gather_inputs,
     iter_loaded_pages,
     output_path,
-    positive_int,
     set_torch_threads,
 )
-from ocrkit.document import Line, Page
+from ocrkit.commands.options import add_model_options
 from ocrkit.line_crops import crop_lines
 from ocrkit.outputs import prepare_out_dir, write_atomic
-from ocrkit.reading_order import reading_order
+from ocrkit.pipeline import detect_page
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("detect", help="find text-line boxes on pages (images, folders, PDFs)")
-    p.add_argument("paths", nargs="+", metavar="PATH")
+    p.add_argument("paths", nargs="+", metavar="PATH", help="image files, folders (recursive) or PDFs")
     p.add_argument("--out", type=Path, required=True, help="output folder: <name>.json per page")
-    p.add_argument("--det-model", type=Path, help="detector folder or shipped name (default: detector)")
     p.add_argument("--crops", action="store_true", help="also write line crops and lines.jsonl")
-    p.add_argument("--device", default="cpu")
-    p.add_argument("--threads", type=positive_int, help="CPU threads (default: all cores)")
+    add_model_options(p, recognizer=False, backend=False)
     p.set_defaults(func=run)
 
 
@@ -48,25 +44,10 @@ def run(args: argparse.Namespace) -> int:
     manifest: list[str] = []
     for source, image in iter_loaded_pages(inputs, failures):
         try:
-            start = time.perf_counter()
-            ((boxes, scores),) = detector.predict([image])
-            order = reading_order(boxes)
-            boxes, scores = boxes[order], scores[order]
-            h, w = image.shape[:2]
-            page = Page(
-                image=source.label,
-                page=source.page,
-                width=w,
-                height=h,
-                seconds=time.perf_counter() - start,
-                lines=[
-                    Line(bbox=[float(v) for v in b], score=float(s), det_score=float(s))
-                    for b, s in zip(boxes, scores, strict=True)
-                ],
-            )
+            page = detect_page(detector, image, source.label, source.page)
             write_atomic(output_path(args.out, source, "json"), page.to_json())
             if args.crops:
-                for n, crop in enumerate(crop_lines(image, boxes), 1):
+                for n, crop in enumerate(crop_lines(image, page.boxes()), 1):
                     rel = f"crops/{source.stem}/line_{n:04d}.png"
                     ok, png = cv2.imencode(".png", cv2.cvtColor(crop, cv2.COLOR_RGB2BGR))
                     write_atomic(args.out / rel, png.tobytes())

@@ -5,54 +5,23 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
-
-import numpy as np
 
 from ocrkit.commands import infer_ray
-from ocrkit.commands.common import Failures, gather_inputs, iter_loaded_pages, output_path, positive_int
-from ocrkit.decode.ctc import DECODINGS
+from ocrkit.commands.common import Failures, gather_inputs, output_path
+from ocrkit.commands.options import add_model_options, ocr_options
 from ocrkit.document import Page
-from ocrkit.io import PageSource
+from ocrkit.errors import InputError
+from ocrkit.formats import EXTENSIONS, FORMATS, render
+from ocrkit.io import PageSource, load_page
 from ocrkit.outputs import prepare_out_dir, write_atomic
-
-if TYPE_CHECKING:
-    from ocrkit.pipeline import OCR  # imported lazily in run(): torch loads only when a command needs it
-
-FORMATS = ("txt", "json", "hocr", "alto", "page", "overlay")
-EXTENSIONS = {
-    "txt": "txt",
-    "json": "json",
-    "hocr": "hocr",
-    "alto": "alto.xml",
-    "page": "page.xml",
-    "overlay": "overlay.png",
-}
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("infer", help="detect and read the text lines of pages (images, folders, PDFs)")
     p.add_argument("paths", nargs="+", metavar="PATH", help="image files, folders (recursive) or PDFs")
-    p.add_argument("--out", type=Path, help="output folder (default: text of a single input to stdout)")
-    p.add_argument(
-        "--format",
-        type=format_list,
-        default="txt,json",
-        help=f"comma-separated subset of {','.join(FORMATS)}",
-    )
-    p.add_argument("--backend", choices=("torch", "onnx"), help="default: torch (onnx with --ray)")
-    p.add_argument("--det-model", type=Path, help="detector folder or shipped name (default: detector)")
-    p.add_argument("--rec-model", type=Path, help="recognizer folder or shipped name (default: recognizer)")
-    p.add_argument("--decoding", choices=DECODINGS, help="override the recognizer's own decoder")
-    p.add_argument("--device", default="cpu", help="cpu | cuda | cuda:N (torch backend)")
-    p.add_argument("--batch-size", type=positive_int, default=16, help="line crops per recognizer batch")
-    p.add_argument("--threads", type=positive_int, help="CPU threads (default: library default)")
-    p.add_argument(
-        "--pages-per-batch",
-        type=positive_int,
-        default=4,
-        help="pages whose lines are recognised together (default 4)",
-    )
+    p.add_argument("--out", type=Path, help="output folder; default: every page's text on standard output")
+    p.add_argument("--format", type=format_list, default="txt,json", help=f"any of {','.join(FORMATS)}")
+    add_model_options(p, pages=True)
     infer_ray.add_arguments(p)
     p.set_defaults(func=run)
 
@@ -68,20 +37,6 @@ def format_list(text: str) -> list[str]:
     return formats
 
 
-def render(page: Page, fmt: str, image) -> str | bytes:
-    from ocrkit import formats
-    from ocrkit.overlay import overlay_png
-
-    return {
-        "txt": lambda: page.text + "\n",
-        "json": page.to_json,
-        "hocr": lambda: formats.to_hocr(page),
-        "alto": lambda: formats.to_alto(page),
-        "page": lambda: formats.to_page_xml(page),
-        "overlay": lambda: overlay_png(image, page),
-    }[fmt]()
-
-
 def run(args: argparse.Namespace) -> int:
     if args.ray:
         return infer_ray.run_ray(args, args.format)
@@ -91,56 +46,28 @@ def run(args: argparse.Namespace) -> int:
     inputs = gather_inputs(args.paths, failures)
     if not inputs.sources:
         return failures.exit_code(inputs.total)
+    from tqdm.auto import tqdm
+
     from ocrkit.pipeline import OCR
 
-    ocr = OCR(
-        args.det_model,
-        args.rec_model,
-        backend=args.backend or "torch",
-        device=args.device,
-        batch_size=args.batch_size,
-        threads=args.threads,
-        decoding=args.decoding,
-    )
-    group: list[tuple[PageSource, np.ndarray]] = []
-    for source, image in iter_loaded_pages(inputs, failures):
-        group.append((source, image))
-        if len(group) == args.pages_per_batch:
-            _read_and_write(ocr, group, args.format, args, failures)
-            group = []
-    _read_and_write(ocr, group, args.format, args, failures)
+    ocr = OCR(**ocr_options(args))
+    sources = inputs.sources
+    progress = tqdm(sources, unit="page", disable=len(sources) < 2)
+    for source, page in zip(sources, ocr.read_many(progress, args.pages_per_batch), strict=True):
+        if isinstance(page, InputError):
+            failures.report(source.label, page, key=source)
+        elif args.out is None:
+            sys.stdout.write(page.text + "\n")
+        else:
+            _write(page, source, args.format, args.out, failures)
     return failures.exit_code(inputs.total)
 
 
-def _read_and_write(
-    ocr: OCR,
-    group: list[tuple[PageSource, np.ndarray]],
-    formats: list[str],
-    args: argparse.Namespace,
-    failures: Failures,
-) -> None:
-    """Read a group of pages together (lines batched across pages) and write each page's outputs; if
-    the group fails, pages are retried one by one so the error names the page that caused it."""
-    if not group:
-        return
-    try:
-        pages = ocr.read_arrays(
-            [img for _, img in group], [s.label for s, _ in group], [s.page for s, _ in group]
-        )
-    except Exception:  # noqa: BLE001 - retried page by page below, where the failure is reported
-        pages = [None] * len(group)
-    for (source, image), page in zip(group, pages, strict=True):
+def _write(page: Page, source: PageSource, fmts: list[str], out: Path, failures: Failures) -> None:
+    """Each format of the page on its own: one that fails does not cost the others."""
+    for fmt in fmts:
         try:
-            if page is None:
-                page = ocr.read_array(image, name=source.label, page=source.page)
-        except Exception as exc:  # one bad page must not stop the batch
-            failures.report(source.label, exc, key=source)
-            continue
-        if args.out is None:
-            sys.stdout.write(page.text + "\n")
-            continue
-        for fmt in formats:  # each format on its own: one that fails does not cost the others
-            try:
-                write_atomic(output_path(args.out, source, EXTENSIONS[fmt]), render(page, fmt, image))
-            except Exception as exc:  # noqa: BLE001 - reported, and the page counts as failed
-                failures.report(f"{source.label} ({fmt})", exc, key=source)
+            image = load_page(source) if fmt == "overlay" else None  # decoded again: no page is held
+            write_atomic(output_path(out, source, EXTENSIONS[fmt]), render(page, fmt, image))
+        except Exception as exc:  # noqa: BLE001 - reported, and the page counts as failed
+            failures.report(f"{source.label} ({fmt})", exc, key=source)

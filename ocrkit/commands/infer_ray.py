@@ -18,26 +18,28 @@ import numpy as np
 
 from ocrkit import zoo
 from ocrkit.commands.common import Failures, output_path
-from ocrkit.document import Page
+from ocrkit.commands.options import ocr_options, positive_int
 from ocrkit.errors import InputError, OcrkitError
 from ocrkit.extras import require
+from ocrkit.formats import EXTENSIONS, render
 from ocrkit.inputs import collect_inputs
 from ocrkit.io import PageSource, load_page
 from ocrkit.model_folder import Kind
-from ocrkit.outputs import write_atomic
+from ocrkit.outputs import prepare_out_dir, write_atomic
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("Ray (needs pip install 'ocrkit[ray]')")
+    g.add_argument("--ray", action="store_true", help="read the pages on Ray (needs --out)")
     g.add_argument(
-        "--ray",
-        action="store_true",
-        help="read the pages on Ray (needs --out; backend onnx unless --backend)",
+        "--ray-address", help="join this Ray cluster; default: a local Ray on this machine's cores"
     )
     g.add_argument(
-        "--ray-address", help="join this Ray cluster (default: a local Ray on this machine's cores)"
+        "--ray-actors",
+        type=positive_int,
+        help="actors holding the models, each using --threads CPUs (1 without --threads); "
+        "default: as many as the cluster's CPUs allow",
     )
-    g.add_argument("--ray-actors", type=int, help="actors holding the models (default: CPUs / --threads)")
 
 
 class PageReader:
@@ -50,23 +52,18 @@ class PageReader:
         self.formats = formats
 
     def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        from ocrkit.commands.infer import render  # not at the top: infer imports this module
-
         sources = [source_of(row) for row in _rows(batch)]
-        where = [f"{s.path} page {s.page}" if s.is_pdf else str(s.path) for s in sources]
-        problems = [""] * len(sources)
-        images: dict[int, np.ndarray] = {}
-        for i, source in enumerate(sources):
-            try:
-                images[i] = load_page(source)
-            except InputError as exc:
-                where[i], problems[i] = exc.path, exc.problem
-        pages = self._read(sources, images, problems)
+        where, problems = [s.label for s in sources], [""] * len(sources)
         out = {f"out_{fmt}": np.empty(len(sources), dtype=object) for fmt in self.formats}
-        for i, page in pages.items():
+        pages = self.ocr.read_many(sources, pages_per_batch=len(sources))
+        for i, (source, page) in enumerate(zip(sources, pages, strict=True)):
+            if isinstance(page, InputError):
+                where[i], problems[i] = page.path, page.problem
+                continue
             try:
                 for fmt in self.formats:
-                    rendered = render(page, fmt, images[i])
+                    image = load_page(source) if fmt == "overlay" else None
+                    rendered = render(page, fmt, image)
                     out[f"out_{fmt}"][i] = rendered.encode("utf-8") if isinstance(rendered, str) else rendered
             except Exception as exc:  # noqa: BLE001 - reported for this page, the batch goes on
                 problems[i] = f"{exc.__class__.__name__}: {exc}"
@@ -74,34 +71,13 @@ class PageReader:
             column[[i for i, p in enumerate(problems) if p]] = b""
         return {**batch, "where": np.array(where), "problem": np.array(problems), **out}
 
-    def _read(
-        self, sources: list[PageSource], images: dict[int, np.ndarray], problems: list[str]
-    ) -> dict[int, Page]:
-        """The loaded pages read together (lines batched across pages, as in `ocrkit infer`); if that
-        fails, page by page, so the error lands on the page that caused it."""
-        order = sorted(images)
-        names, numbers = [str(sources[i].path) for i in order], [sources[i].page for i in order]
-        try:
-            read = self.ocr.read_arrays([images[i] for i in order], names, numbers)
-            return dict(zip(order, read, strict=True))
-        except Exception:  # noqa: BLE001 - retried one page at a time below
-            pass
-        pages = {}
-        for i in order:
-            try:
-                pages[i] = self.ocr.read_array(images[i], name=str(sources[i].path), page=sources[i].page)
-            except Exception as exc:  # noqa: BLE001 - reported for this page, the batch goes on
-                problems[i] = f"{exc.__class__.__name__}: {exc}"
-        return pages
-
 
 def run_ray(args: argparse.Namespace, formats: list[str]) -> int:
     if args.out is None:
         raise OcrkitError("--ray needs --out DIR: the outputs of every page are written there")
+    prepare_out_dir(args.out)  # before Ray starts: a bad --out is one line, a killed run's temp files go
     ray = require("ray", "ray", "ocrkit infer --ray")
     require("ray.data", "ray", "ocrkit infer --ray")
-    from ocrkit.commands.infer import EXTENSIONS
-
     failures = Failures(args.debug)
     todo, skipped, total = _plan(args.paths, args.out, [EXTENSIONS[f] for f in formats], failures)
     started = time.perf_counter()
@@ -181,14 +157,12 @@ def _dataset(ray, todo: list[dict], args: argparse.Namespace, formats: list[str]
         """The folder as an absolute path, which actors in other working folders can open."""
         return None if name_or_path is None else str(zoo.resolve(name_or_path, kind).resolve())
 
-    options = dict(
-        det_model=absolute(args.det_model, "detector"),
-        rec_model=absolute(args.rec_model, "recognizer"),
-        backend=args.backend or "onnx",
-        batch_size=args.batch_size,
-        threads=threads,
-        decoding=args.decoding,
-    )
+    options = {
+        **ocr_options(args),
+        "det_model": absolute(args.det_model, "detector"),
+        "rec_model": absolute(args.rec_model, "recognizer"),
+        "threads": threads,
+    }
     blocks = max(1, len(todo) // args.pages_per_batch)
     return ray.data.from_items(todo, override_num_blocks=blocks).map_batches(
         PageReader,

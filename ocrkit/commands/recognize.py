@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 from ocrkit import zoo
-from ocrkit.commands.common import Failures, positive_int, set_torch_threads
-from ocrkit.decode.ctc import DECODINGS
+from ocrkit.commands.common import Failures, set_torch_threads
+from ocrkit.commands.options import add_model_options
 from ocrkit.errors import InputError
 from ocrkit.inputs import collect_inputs
 from ocrkit.io import PageSource, load_page
@@ -19,16 +19,8 @@ from ocrkit.outputs import prepare_out_file, printable, write_atomic
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("recognize", help="read line images (each image is one text line)")
     p.add_argument("paths", nargs="+", metavar="IMAGES_OR_MANIFEST", help="images, folders, or lines.jsonl")
-    p.add_argument("--out", type=Path, help="output JSONL (default: stdout)")
-    p.add_argument("--rec-model", type=Path, help="recognizer folder or shipped name (default: recognizer)")
-    p.add_argument(
-        "--decoding",
-        choices=DECODINGS,
-        help="override the decoder the model's settings choose",
-    )
-    p.add_argument("--batch-size", type=positive_int, default=32)
-    p.add_argument("--device", default="cpu")
-    p.add_argument("--threads", type=positive_int, help="CPU threads (default: all cores)")
+    p.add_argument("--out", type=Path, help="output JSONL file; default: standard output")
+    add_model_options(p, detector=False, backend=False)
     p.set_defaults(func=run)
 
 

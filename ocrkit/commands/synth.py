@@ -18,7 +18,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     ):
         q = kinds.add_parser(what, help=helptext)
         q.add_argument("--n", type=int, required=True, help=f"number of {what}")
-        q.add_argument("--out", type=Path, required=True)
+        q.add_argument("--out", type=Path, required=True, help="folder to write the images and labels into")
         q.add_argument("--seed", type=int, default=0, help="same seed → same data, whatever --workers")
         q.add_argument("--workers", type=int, default=1, help="processes rendering in parallel")
         q.add_argument("--preview", type=Path, help="also draw boxes/texts of the first items here")

@@ -15,13 +15,17 @@ from ocrkit.errors import InputError
 
 
 def iter_jsonl(path: str | Path, what: str = "file") -> Iterator[tuple[int, Any]]:
-    """(line number, JSON value) per non-blank line; a missing file or a line that is not JSON raises
-    InputError naming it (`what` says what the file is in that message)."""
+    """(line number, JSON value) per non-blank line; a missing file or a line that is not UTF-8 or not JSON
+    raises InputError naming it (`what` says what the file is in that message)."""
     path = Path(path)
     if not path.is_file():
         raise InputError(path, f"{what} not found")
-    with path.open(encoding="utf-8") as fh:
-        for n, line in enumerate(fh, 1):
+    with path.open("rb") as fh:
+        for n, raw in enumerate(fh, 1):
+            try:
+                line = raw.decode("utf-8-sig" if n == 1 else "utf-8")
+            except UnicodeDecodeError:
+                raise InputError(f"{path}:{n}", "not UTF-8 text") from None
             if not line.strip():
                 continue
             try:

@@ -3,53 +3,39 @@
 Why it exists: a small recognizer trained from scratch on CPU reads with its encoder long before its
 autoregressive decoder stops hallucinating — at step 7 750 of the shipped run, the CTC head scored CER
 0.51 on the SROIE crops where the TrOCR decoder scored 0.83 (it emits fluent receipt strings and loops).
-CTC can neither loop nor emit more characters than there are patch frames. Which decoder a model uses is
-the `decoding` key of its settings ("attention" when absent); the head lives beside the HF weights in
-ctc_head.safetensors so plain `VisionEncoderDecoderModel.from_pretrained` still loads the folder cleanly.
+CTC can neither loop nor emit more characters than there are frames. Which decoder a model uses is the
+`decoding` key of its settings; the head lives beside the HF weights in its own safetensors file, so plain
+`VisionEncoderDecoderModel.from_pretrained` still loads the folder cleanly (ocrkit.model_folder reads it).
 """
 
 from __future__ import annotations
 
 import math
-from pathlib import Path
+from dataclasses import dataclass
+from enum import StrEnum
 
 import numpy as np
 
-from ocrkit.errors import ModelError
-from ocrkit.model_folder import read_spec
 
-HEAD_FILE = "ctc_head.safetensors"
-DECODINGS = ("attention", "ctc", "joint")  # joint: ocrkit/decode/joint.py
-HEAD_DECODINGS = ("ctc", "joint")  # the decodings that read the CTC head
+class Decoding(StrEnum):
+    """How a recognizer reads: the TrOCR decoder alone, the CTC head alone, or both rescored (joint.py)."""
+
+    ATTENTION = "attention"
+    CTC = "ctc"
+    JOINT = "joint"
+
+    @property
+    def reads_head(self) -> bool:
+        """Whether this decoding needs the CTC head."""
+        return self is not Decoding.ATTENTION
+
+
+DECODINGS = tuple(d.value for d in Decoding)  # the names, for command-line choices and messages
 
 
 def log_softmax(x: np.ndarray) -> np.ndarray:
     x = x - x.max(axis=-1, keepdims=True)
     return x - np.log(np.exp(x).sum(axis=-1, keepdims=True))
-
-
-def model_decoding(model_dir: str | Path, override: str | None = None) -> str:
-    """The decoder a model folder asks for (its `decoding` setting), or `override`; validated."""
-    if override is None:
-        override = read_spec(model_dir, "recognizer").decoding
-    if override not in DECODINGS:
-        raise ModelError(model_dir, f"unknown decoding {override!r} ({' | '.join(DECODINGS)})")
-    return override
-
-
-def load_head(model_dir: str | Path) -> tuple[np.ndarray, np.ndarray]:
-    """(weight V×D, bias V) of the CTC head saved in a model folder, as float32."""
-    from safetensors import SafetensorError
-    from safetensors.numpy import load_file
-
-    path = Path(model_dir) / HEAD_FILE
-    if not path.is_file():
-        raise ModelError(model_dir, f"decoding reads the CTC head but {HEAD_FILE} is missing")
-    try:
-        tensors = load_file(str(path))
-        return tensors["weight"].astype(np.float32), tensors["bias"].astype(np.float32)
-    except (OSError, KeyError, SafetensorError) as exc:
-        raise ModelError(path, f"unreadable CTC head ({exc.__class__.__name__}: {exc})") from None
 
 
 def patch_columns(states: np.ndarray, height: int, width: int) -> np.ndarray:
@@ -75,13 +61,27 @@ def best_path(logits: np.ndarray, blank: int) -> list[tuple[list[int], float]]:
     return out
 
 
-def frame_logits(
-    states: np.ndarray, pixel_shape: tuple[int, int], weight: np.ndarray, bias: np.ndarray, patch: int
-) -> np.ndarray:
-    """Encoder states of a batch of H×W inputs (ViT patches of `patch` pixels) → the CTC head's (B, T, V)
-    logits, frames in reading order."""
-    frames = patch_columns(states.astype(np.float32), pixel_shape[0] // patch, pixel_shape[1] // patch)
-    return frames @ weight.T + bias
+@dataclass(frozen=True)
+class CtcHead:
+    """The CTC head's weights as float32 numpy: `weight` (k·V × D), `bias` (k·V).
+
+    Each patch emits `frames_per_patch` (k) frames, the head's output split into k consecutive V-sized
+    rows. Why k > 1: a 16-px patch column of a 32-px-tall line is about one character wide, so a line gets
+    ~1.8 frames per character, and CTC needs a blank between doubled letters ("ll", "ff", "00"): with too
+    few frames they collapse into one. k = 2 doubles the frames at the cost of a wider linear layer, not
+    of a longer encoder sequence."""
+
+    weight: np.ndarray
+    bias: np.ndarray
+    frames_per_patch: int = 1
+
+    def logits(self, states: np.ndarray, pixel_shape: tuple[int, int], patch: int) -> np.ndarray:
+        """Encoder states of a batch of H×W inputs (ViT patches of `patch` pixels) → (B, T, V) frame
+        logits in reading order, T = k · (H/patch) · (W/patch)."""
+        frames = patch_columns(states.astype(np.float32), pixel_shape[0] // patch, pixel_shape[1] // patch)
+        out = frames @ self.weight.T + self.bias
+        batch, columns, width = out.shape
+        return out.reshape(batch, columns * self.frames_per_patch, width // self.frames_per_patch)
 
 
 def ctc_log_likelihood(frame_logprobs: np.ndarray, target: list[int], blank: int) -> float:

@@ -14,12 +14,10 @@ numpy only: the torch and ONNX recognizers score candidates with their own decod
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
 from ocrkit.decode.ctc import ctc_log_likelihood, log_softmax, prefix_beams
-from ocrkit.model_folder import read_spec
 
 DEFAULT_CTC_WEIGHT = 0.5  # weight of the CTC log-likelihood; the decoder's gets 1 - weight
 # Decoder confidence (per-token probability of its best candidate) from which a line too dense for the CTC
@@ -28,7 +26,7 @@ DEFAULT_CTC_WEIGHT = 0.5  # weight of the CTC log-likelihood; the decoder's gets
 # keeps 99 % of the gain. An unsure decoder keeps the CTC veto (handwriting, where both read garbage).
 DENSE_TRUST = 0.7
 # CTC prefix-beam readings offered to the rescoring besides the best path (`joint_candidates`). Fixed before
-# measuring; on the stage-O model it left 600 synthetic lines level (0.150 → 0.151) and lowered every real
+# measuring; on an older model it left 600 synthetic lines level (0.150 → 0.151) and lowered every real
 # crop subset (SROIE 0.088 → 0.087, DTA 0.396 → 0.380, OCR-D 0.374 → 0.372, poilus 0.828 → 0.811) for
 # ~20 % more time per receipt page. A folder's `joint_alternatives` setting overrides it (0 = off).
 CTC_ALTERNATIVES = 3
@@ -49,18 +47,6 @@ class JointSettings:
     def unsure(self, ctc_confidences: list[float]) -> list[int]:
         """Indices of the lines the decoder must read: all without a gate, else those below it."""
         return [i for i, c in enumerate(ctc_confidences) if self.gate is None or c < self.gate]
-
-
-def model_joint_settings(model_dir: str | Path) -> JointSettings:
-    """The joint settings a model folder asks for (settings `joint_ctc_weight`, `joint_gate`,
-    `joint_alternatives`)."""
-    spec = read_spec(model_dir, "recognizer")
-    weight, alternatives = spec.joint_ctc_weight, spec.joint_alternatives
-    return JointSettings(
-        DEFAULT_CTC_WEIGHT if weight is None else weight,
-        spec.joint_gate,
-        CTC_ALTERNATIVES if alternatives is None else alternatives,
-    )
 
 
 def ctc_scores(

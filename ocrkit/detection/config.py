@@ -9,7 +9,7 @@ from ocrkit.engine.settings import TrainSettings
 from ocrkit.postprocess import PostConfig
 
 # Detections per image. Receipts have up to ~120 lines and a DETR spends several queries on one line;
-# 100 queries capped recall on dense pages (README, "Training").
+# 100 queries capped recall on dense pages (docs/design.md, "300 queries, not 100").
 DEFAULT_NUM_QUERIES = 300
 
 

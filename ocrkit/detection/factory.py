@@ -5,7 +5,8 @@ hub backbone weights) — or loaded with `from_pretrained` and re-headed to our 
 Every model trains with the CIoU criterion (`ocrkit.detection.loss`).
 
 Sizes follow the published D-FINE / RT-DETR recipes, with DETR knobs tuned for text pages:
-a page holds ≤ ~100 lines, so 100–150 queries suffice (COCO uses 300) and cost less on CPU.
+receipts hold up to ~120 lines and a DETR spends several queries on one line, so the configs keep
+300 queries (docs/design.md, "300 queries, not 100").
 `n8` is D-FINE-N plus a stride-8 level: receipt lines letterboxed to 640 px are 7–12 px tall,
 which stride-16/32 features localise poorly.
 """

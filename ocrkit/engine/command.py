@@ -1,20 +1,19 @@
 """The command line shared by `tools/train_detector.py` and `tools/train_recognizer.py`.
 
 Both read a YAML config with `--set key=value` overrides, build their task and hand it to the one
-Trainer; a bad config key or input is one `error:` line and exit code 2, not a traceback.
+Trainer; a bad config key or input is one `ocrkit: error:` line and exit code 2, not a traceback.
 """
 
 from __future__ import annotations
 
-import argparse
-import sys
 from collections.abc import Callable
 from typing import Any
 
+from ocrkit.commands.options import Parser
 from ocrkit.config import ConfigError, load_config, to_dict
 from ocrkit.engine.task import Task
 from ocrkit.engine.trainer import Trainer
-from ocrkit.errors import OcrkitError
+from ocrkit.errors import OcrkitError, report_error
 
 
 def train_command(
@@ -23,7 +22,7 @@ def train_command(
     """Parse `-c CONFIG [--set k=v ...] [--resume]`, train, and return the process exit code.
 
     `usage` is the tool's docstring: its first line describes the command."""
-    parser = argparse.ArgumentParser(description=usage.splitlines()[0])
+    parser = Parser(description=usage.splitlines()[0])
     parser.add_argument("-c", "--config", required=True, help="YAML config (configs/<model>/*.yaml)")
     parser.add_argument(
         "--set",
@@ -60,6 +59,6 @@ def train_command(
         task = make_task(config)
         Trainer(task, config.train, resume=args.resume, config=to_dict(config)).fit()
     except (ConfigError, OcrkitError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        report_error(exc)
         return 2
     return 0

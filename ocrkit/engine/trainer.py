@@ -22,13 +22,19 @@ from accelerate import Accelerator
 from torch.utils.data import DataLoader, RandomSampler
 
 from ocrkit.engine.budget import fit_steps
-from ocrkit.engine.checkpoint import TrainerState, latest_checkpoint, load_checkpoint, save_checkpoint
+from ocrkit.engine.checkpoint import (
+    TrainerState,
+    load_checkpoint,
+    resume_checkpoint,
+    save_checkpoint,
+)
 from ocrkit.engine.curves import plot_curves
 from ocrkit.engine.ema import ModelEma
 from ocrkit.engine.schedule import lr_multiplier
 from ocrkit.engine.settings import TrainSettings
 from ocrkit.engine.task import Task
 from ocrkit.errors import OcrkitError
+from ocrkit.outputs import replace_folder
 
 EVAL_SHARE = 0.2  # a fitted run spends at most this share of its budget on validations
 
@@ -206,14 +212,18 @@ class Trainer:
         state = TrainerState()
         ckpt_root = self.out / "checkpoints"
         if self.resume:
-            last = latest_checkpoint(ckpt_root)
-            if last is not None:
-                state, ema_updates = load_checkpoint(
-                    last, model, optimizer, scheduler, ema.module if ema else None
-                )
-                if ema is not None:
-                    ema.updates = ema_updates
-                acc.print(f"resumed from {last} at step {state.step}")
+            last = resume_checkpoint(ckpt_root)
+            state, ema_updates = load_checkpoint(
+                last, model, optimizer, scheduler, ema.module if ema else None
+            )
+            if ema is not None:
+                ema.updates = ema_updates
+            acc.print(f"resumed from {last} at step {state.step}")
+        elif any(ckpt_root.glob("step-*")):
+            acc.print(
+                f"{ckpt_root} holds an earlier run's checkpoints: this run starts at step 0 and its own "
+                "checkpoints replace them as it saves (--resume continues instead)"
+            )
         model, optimizer = acc.prepare(model, optimizer)
         self.model = model  # the prepared (possibly DDP-wrapped) model, for callers after fit()
         dataset = self.task.train_dataset()
@@ -321,7 +331,8 @@ class Trainer:
                 break
         bar.close()
         if acc.is_main_process:
-            self.task.save_pretrained(self._shipped(model, ema), self.out / "model")
+            shipped = self._shipped(model, ema)
+            replace_folder(self.out / "model", lambda tmp: self.task.save_pretrained(shipped, tmp))
             self._summarise(state, first_step, time.perf_counter() - started)
         acc.wait_for_everyone()
         return state
@@ -409,7 +420,7 @@ class Trainer:
                 )
                 if better:
                     state.best_value, state.best_step = value, state.step
-                    self.task.save_pretrained(net, self.out / "best")
+                    replace_folder(self.out / "best", lambda tmp: self.task.save_pretrained(net, tmp))
         acc.wait_for_everyone()
 
     @staticmethod

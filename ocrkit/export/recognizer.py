@@ -7,7 +7,6 @@ from pathlib import Path
 
 import onnx
 
-from ocrkit.decode.ctc import HEAD_FILE
 from ocrkit.model_folder import read_spec, write_spec
 
 OPSET = 17
@@ -46,7 +45,8 @@ def export_recognizer(model_dir: str | Path, out_dir: str | Path) -> Path:
         )
     make_encoder_length_dynamic(out_dir / ENCODER)
     (out_dir / "decoder_model_merged.onnx").unlink(missing_ok=True)  # the runtime uses the two decoders
-    write_spec(out_dir, read_spec(model_dir, "recognizer"))
-    if (model_dir / HEAD_FILE).is_file():  # read in numpy by the runtime on the encoder's output
-        shutil.copy2(model_dir / HEAD_FILE, out_dir / HEAD_FILE)
+    spec = read_spec(model_dir, "recognizer")
+    write_spec(out_dir, spec)
+    if (model_dir / spec.ctc_head).is_file():  # read in numpy by the runtime on the encoder's output
+        shutil.copy2(model_dir / spec.ctc_head, out_dir / spec.ctc_head)
     return out_dir

@@ -63,11 +63,13 @@ def import_user_data(
     reserved: str,
 ) -> UserData:
     """Import `paths` (and `val_paths`) into `out` through `importer` (which holds the reserved list)."""
-    files, _ = find_annotations(paths, provenance.fmt)
+    files, refused = find_annotations(paths, provenance.fmt)
+    importer.summary.failed.update(refused)
     if not files:
         raise OcrkitError(f"no ground truth found in {', '.join(map(str, paths))}")
     if val_paths:
-        val_files, _ = find_annotations(val_paths, provenance.fmt)
+        val_files, refused = find_annotations(val_paths, provenance.fmt)
+        importer.summary.failed.update(refused)
         if not val_files:
             raise OcrkitError(f"no ground truth found in --val {', '.join(map(str, val_paths))}")
     else:

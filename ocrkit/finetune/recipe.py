@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Literal
 
 from ocrkit.config import ConfigError, apply_overrides, from_dict, read_yaml
-from ocrkit.decode.ctc import HEAD_DECODINGS, HEAD_FILE
+from ocrkit.decode.ctc import Decoding
 from ocrkit.detection.config import DetectorConfig
 from ocrkit.model_folder import read_spec
 from ocrkit.recognition.config import RecognizerConfig
@@ -80,12 +80,15 @@ def recognizer_config(
 ) -> RecognizerConfig:
     """The recognizer's training config: recipe choices, the start folder's geometry and decoding."""
     spec = read_spec(start, "recognizer")
-    has_head = (start / HEAD_FILE).is_file()
-    model = {"pretrained": str(start), "decoding": spec.decoding if has_head else "attention"}
+    has_head = (start / spec.ctc_head).is_file()
+    decoding = Decoding(spec.decoding) if has_head else Decoding.ATTENTION
+    model = {"pretrained": str(start), "decoding": decoding.value}
     if not has_head:
         model["ctc_weight"] = 0.0
-    elif float(recipe.get("model", {}).get("ctc_weight", 0.0)) <= 0 and spec.decoding in HEAD_DECODINGS:
+    elif float(recipe.get("model", {}).get("ctc_weight", 0.0)) <= 0 and decoding.reads_head:
         raise ConfigError("model.ctc_weight: the start model reads with its CTC head; keep it above 0")
+    else:
+        model["ctc_frames_per_patch"] = spec.ctc_frames_per_patch
     for key in ("size", "max_target_length", "joint_ctc_weight", "joint_gate", "joint_alternatives"):
         value = getattr(spec, key)
         if value is not None:

@@ -72,7 +72,7 @@ def _data_facts(data: UserData) -> dict:
         "line_crops": sum(s.lines.values()),
         "refused_reserved": s.refused,
         "duplicates": s.duplicates,
-        "unreadable": s.failed,
+        "unreadable": sum(s.failed.values()),
     }
 
 

@@ -93,7 +93,7 @@ def train(req: TrainRequest) -> dict:
         importer,
         req.provenance,
         req.val_share,
-        describe_reserved(req.reserved),
+        describe_reserved(req.reserved, importer),
     )
     for line in data.summary.lines_out():
         say(f"import: {line}")

@@ -48,7 +48,7 @@ def warm_ocr(det_dir: Path, rec_dir: Path, coco_path: Path, threads: int):
 
     ocr = OCR(det_dir, rec_dir, threads=threads)
     first = json.loads(coco_path.read_text(encoding="utf-8"))["images"][0]
-    ocr.read_array(load_image(coco_path.parent / first["file_name"]))
+    ocr.read(load_image(coco_path.parent / first["file_name"]))
     return ocr
 
 

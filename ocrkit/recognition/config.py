@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ocrkit.config import ConfigError
-from ocrkit.decode.ctc import DECODINGS, HEAD_DECODINGS
+from ocrkit.decode.ctc import DECODINGS, Decoding
 from ocrkit.decode.joint import CTC_ALTERNATIVES
 from ocrkit.engine.settings import TrainSettings
 
@@ -18,6 +18,9 @@ class ModelConfig:
     dropout: float = 0.1  # decoder dropout (the ViT encoder uses none)
     label_smoothing: float = 0.0  # keep 0: smoothing destabilises TrOCR training (see task.py)
     ctc_weight: float = 0.0  # >0: auxiliary CTC loss on the encoder's patches (see ocrkit/recognition/ctc.py)
+    ctc_frames_per_patch: int = (
+        1  # CTC frames per encoder patch (ocrkit.decode.ctc.CtcHead); 2 reads doubled letters
+    )
     # attention (TrOCR decoder) | ctc (the CTC head; needs ctc_weight > 0) | joint (both, rescored; joint.py)
     decoding: str = "attention"
     joint_ctc_weight: float = 0.5  # joint decoding: weight of the CTC log-likelihood (decoder: 1 - this)
@@ -38,9 +41,13 @@ class ModelConfig:
             raise ConfigError(
                 f"model.joint_gate: expected null or a confidence in (0, 1], got {self.joint_gate}"
             )
+        if self.ctc_frames_per_patch < 1:
+            raise ConfigError(
+                f"model.ctc_frames_per_patch: expected 1 or more, got {self.ctc_frames_per_patch}"
+            )
         if self.joint_alternatives < 0:
             raise ConfigError(f"model.joint_alternatives: expected 0 or more, got {self.joint_alternatives}")
-        if self.decoding in HEAD_DECODINGS and self.ctc_weight <= 0:
+        if Decoding(self.decoding).reads_head and self.ctc_weight <= 0:
             raise ConfigError(f"model.decoding: {self.decoding!r} needs a CTC head (model.ctc_weight > 0)")
 
 
@@ -54,6 +61,7 @@ class DataConfig:
     val_limit: int = 300  # evaluate on a seeded sample of N validation lines (CPU budget); 0 = all
     eval_batch_size: int = 32  # lines per greedy-decoding batch during evaluation
     max_chars: int = 0  # >0: skip training lines longer than this (never truncate a label its image shows)
+    glue_share: float = 0.0  # extra training lines made of two lines side by side (long-line practice)
     augment: bool = True  # light scan-like augmentation of training crops
     scan_augment: float = 0.0  # with augment: share of crops that also get stretch/stroke/fade/warp
     bucketing: bool = True  # aspect-ratio bucketing batch sampler (False = plain shuffled batches)
@@ -63,6 +71,8 @@ class DataConfig:
     pad_value: int = 0  # letterbox / batch padding value (uint8)
 
     def __post_init__(self) -> None:
+        if self.glue_share < 0:
+            raise ConfigError(f"data.glue_share: expected 0 or more, got {self.glue_share}")
         if not 0.0 <= self.scan_augment <= 1.0:
             raise ConfigError(f"data.scan_augment: expected a share in 0..1, got {self.scan_augment}")
 

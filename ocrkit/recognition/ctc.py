@@ -18,29 +18,52 @@ import torch
 import torch.nn.functional as F
 from safetensors.torch import save_file
 
-from ocrkit.decode.ctc import HEAD_FILE, load_head
+from ocrkit.decode.ctc import CtcHead
 from ocrkit.errors import ModelError
+from ocrkit.model_folder import CTC_HEAD_FILE, RecognizerSpec, has_spec, load_ctc_head, read_spec
 from ocrkit.recognition.case_folding import fold_cases
 
 HEAD = "ctc_head"
 
 
-def add_ctc_head(model: torch.nn.Module, vocab_size: int) -> None:
-    setattr(model, HEAD, torch.nn.Linear(model.encoder.config.hidden_size, vocab_size))
+class CtcProjection(torch.nn.Linear):
+    """Encoder frames (B, T, D) → CTC logits (B, T·k, V): each patch emits k = `frames_per_patch` frames
+    (see ocrkit.decode.ctc.CtcHead for why). Its weights keep the plain Linear layout (k·V × D)."""
+
+    def __init__(self, dim: int, vocab_size: int, frames_per_patch: int = 1) -> None:
+        super().__init__(dim, vocab_size * frames_per_patch)
+        self.vocab_size, self.frames_per_patch = vocab_size, frames_per_patch
+
+    def forward(self, frames: torch.Tensor) -> torch.Tensor:
+        out = super().forward(frames)
+        return out.reshape(*out.shape[:-2], out.shape[-2] * self.frames_per_patch, self.vocab_size)
+
+
+def add_ctc_head(model: torch.nn.Module, vocab_size: int, frames_per_patch: int = 1) -> None:
+    head = CtcProjection(model.encoder.config.hidden_size, vocab_size, frames_per_patch)
+    setattr(model, HEAD, head)
 
 
 def save_head(model: torch.nn.Module, out_dir: Path) -> None:
-    """Write the head as ctc_head.safetensors (weight, bias) if the model has one."""
+    """Write the head (weight, bias) beside the HF weights if the model has one."""
     head = getattr(model, HEAD, None)
     if head is not None:
         tensors = {"weight": head.weight.detach().float().contiguous(), "bias": head.bias.detach().float()}
-        save_file(tensors, str(Path(out_dir) / HEAD_FILE), metadata={"format": "pt"})
+        save_file(tensors, str(Path(out_dir) / CTC_HEAD_FILE), metadata={"format": "pt"})
 
 
 def restore_head(model: torch.nn.Module, model_dir: str | Path) -> None:
-    """Copy a folder's ctc_head.safetensors into the model's (already added) head."""
-    weight, bias = load_head(model_dir)
+    """Copy a folder's ctc_head.safetensors into the model's (already added) head.
+
+    A head saved with one frame per patch fills a head with k: each of the k frames starts as a copy, so
+    the new model reads exactly as the old one (repeated frames merge in CTC) until training splits them."""
+    spec = read_spec(model_dir, "recognizer") if has_spec(model_dir) else RecognizerSpec()
+    saved = load_ctc_head(model_dir, spec)
+    weight, bias = saved.weight, saved.bias
     head = getattr(model, HEAD)
+    copies = getattr(head, "frames_per_patch", 1)
+    if copies > 1 and weight.shape[0] == head.vocab_size and saved.frames_per_patch == 1:
+        weight, bias = np.tile(weight, (copies, 1)), np.tile(bias, copies)
     if tuple(head.weight.shape) != weight.shape:
         expected = tuple(head.weight.shape)
         raise ModelError(model_dir, f"CTC head shape {weight.shape} does not match the model's {expected}")
@@ -49,12 +72,13 @@ def restore_head(model: torch.nn.Module, model_dir: str | Path) -> None:
         head.bias.copy_(torch.from_numpy(bias))
 
 
-def head_arrays(model: torch.nn.Module) -> tuple[np.ndarray, np.ndarray] | None:
-    """The model's CTC head as float32 numpy (weight, bias), or None without one."""
+def head_arrays(model: torch.nn.Module) -> CtcHead | None:
+    """The model's CTC head as float32 numpy, or None without one."""
     head = getattr(model, HEAD, None)
     if head is None:
         return None
-    return head.weight.detach().float().cpu().numpy(), head.bias.detach().float().cpu().numpy()
+    weight, bias = head.weight.detach().float().cpu().numpy(), head.bias.detach().float().cpu().numpy()
+    return CtcHead(weight, bias, getattr(head, "frames_per_patch", 1))
 
 
 def ctc_loss(
@@ -83,7 +107,7 @@ def ctc_loss(
     keep = (labels != ignore) & (labels != eos_id)
     targets = labels[keep]
     target_lengths = keep.sum(1)
-    input_lengths = torch.full((batch,), width * height, dtype=torch.long)
+    input_lengths = torch.full((batch,), log_probs.shape[0], dtype=torch.long)
     return F.ctc_loss(
         log_probs, targets, input_lengths, target_lengths, blank=blank_id, reduction="sum", zero_infinity=True
     )

@@ -10,12 +10,12 @@ from safetensors import SafetensorError
 from transformers import VisionEncoderDecoderModel
 from transformers.utils import logging as hf_logging
 
-from ocrkit.decode.ctc import HEAD_DECODINGS, load_head, model_decoding
-from ocrkit.decode.joint import JointSettings, model_joint_settings
+from ocrkit.decode.ctc import CtcHead, Decoding
+from ocrkit.decode.joint import JointSettings
 from ocrkit.decode.read import read_crops
 from ocrkit.errors import ModelError
 from ocrkit.line_preprocess import LinePreprocess
-from ocrkit.model_folder import check_folder
+from ocrkit.model_folder import check_folder, chosen_decoding, load_ctc_head
 from ocrkit.recognition.model import freeze_unused
 from ocrkit.recognition.tokenizer import decode, load_tokenizer
 from ocrkit.recognition.torch_backend import TorchBackend
@@ -29,7 +29,7 @@ class Recognizer:
         model: VisionEncoderDecoderModel,
         tokenizer,
         preprocess: LinePreprocess,
-        ctc_head: tuple[np.ndarray, np.ndarray] | None = None,
+        ctc_head: CtcHead | None = None,
         joint: JointSettings | None = None,
     ) -> None:
         self.model = model.eval()
@@ -44,10 +44,10 @@ class Recognizer:
     def load(cls, model_dir: str | Path, decoding: str | None = None) -> Recognizer:
         """`decoding` overrides the folder's own choice (attention | ctc | joint)."""
         model_dir = Path(model_dir)
-        preprocess = check_folder(model_dir, "recognizer").preprocess
-        decoding = model_decoding(model_dir, decoding)
-        ctc_head = load_head(model_dir) if decoding in HEAD_DECODINGS else None
-        joint = model_joint_settings(model_dir) if decoding == "joint" else None
+        spec = check_folder(model_dir, "recognizer")
+        chosen = chosen_decoding(spec, decoding, model_dir)
+        ctc_head = load_ctc_head(model_dir, spec) if chosen.reads_head else None
+        joint = spec.joint_settings() if chosen is Decoding.JOINT else None
         tokenizer = load_tokenizer(model_dir)
         verbosity = hf_logging.get_verbosity()
         hf_logging.set_verbosity_error()  # a missing unused ViT pooler is not worth a warning
@@ -58,7 +58,7 @@ class Recognizer:
         finally:
             hf_logging.set_verbosity(verbosity)
         freeze_unused(model)
-        return cls(model, tokenizer, preprocess, ctc_head, joint)
+        return cls(model, tokenizer, spec.preprocess, ctc_head, joint)
 
     @torch.inference_mode()
     def recognize(self, crops: list[np.ndarray], batch_size: int = 16) -> list[tuple[str, float]]:

@@ -22,12 +22,12 @@ from transformers.models.vision_encoder_decoder.modeling_vision_encoder_decoder 
 
 from ocrkit.buckets import same_shape_batches
 from ocrkit.data.lines_dataset import LinesDataset
-from ocrkit.decode.ctc import DECODINGS, HEAD_FILE
+from ocrkit.decode.ctc import DECODINGS, Decoding
 from ocrkit.decode.joint import JointSettings
 from ocrkit.decode.read import read, read_all
 from ocrkit.engine.param_groups import param_groups
 from ocrkit.line_preprocess import LinePreprocess
-from ocrkit.model_folder import RecognizerSpec, write_spec
+from ocrkit.model_folder import CTC_HEAD_FILE, RecognizerSpec, write_spec
 from ocrkit.recognition.case_folding import case_partners, fold_cases
 from ocrkit.recognition.collate import IGNORE, LineCollator
 from ocrkit.recognition.config import RecognizerConfig
@@ -77,8 +77,8 @@ class RecognitionTask:
             dropout=m.dropout,
         )
         if m.ctc_weight > 0:
-            add_ctc_head(model, model.decoder.config.vocab_size)
-            if m.pretrained and (Path(m.pretrained) / HEAD_FILE).is_file():
+            add_ctc_head(model, model.decoder.config.vocab_size, m.ctc_frames_per_patch)
+            if m.pretrained and (Path(m.pretrained) / CTC_HEAD_FILE).is_file():
                 restore_head(model, m.pretrained)  # continuing from a saved folder keeps its trained head
         if m.init_weights:
             load_model(model, m.init_weights, strict=False)  # a checkpoint may lack (or have) the CTC head
@@ -91,6 +91,7 @@ class RecognitionTask:
             scan_augment_p=self.config.data.scan_augment,
             max_chars=min(self.config.data.max_chars or 10**9, self.config.model.max_target_length - 1),
             epoch_lines=self.config.data.epoch_lines,
+            glue_share=self.config.data.glue_share,
         )
 
     def collate(self, items: list[dict[str, Any]]) -> dict[str, Any]:
@@ -231,10 +232,11 @@ class RecognitionTask:
             self.preprocess,
             size=m.size,
             max_target_length=m.max_target_length,
-            decoding=m.decoding,
+            decoding=Decoding(m.decoding),
             joint_ctc_weight=m.joint_ctc_weight,
             joint_gate=m.joint_gate,
             joint_alternatives=m.joint_alternatives,
+            ctc_frames_per_patch=m.ctc_frames_per_patch,
         )
         write_spec(out_dir, spec)
 

@@ -7,7 +7,7 @@ import torch
 from transformers import VisionEncoderDecoderModel
 from transformers.modeling_outputs import BaseModelOutput
 
-from ocrkit.decode.ctc import frame_logits
+from ocrkit.decode.ctc import CtcHead
 from ocrkit.recognition.decoding import greedy_from_states
 
 
@@ -16,9 +16,7 @@ class TorchBackend:
 
     The model's train/eval mode is left as the caller set it; greedy decoding switches to eval itself."""
 
-    def __init__(
-        self, model: VisionEncoderDecoderModel, ctc_head: tuple[np.ndarray, np.ndarray] | None = None
-    ) -> None:
+    def __init__(self, model: VisionEncoderDecoderModel, ctc_head: CtcHead | None = None) -> None:
         self.model = model
         self.ctc_head = ctc_head
         self.start_id = model.config.decoder_start_token_id
@@ -36,7 +34,7 @@ class TorchBackend:
     def ctc_logits(self, states: torch.Tensor, pixel_shape: tuple[int, int]) -> np.ndarray:
         if self.ctc_head is None:
             raise ValueError("this model has no CTC head")
-        return frame_logits(states.float().cpu().numpy(), tuple(pixel_shape), *self.ctc_head, self.patch)
+        return self.ctc_head.logits(states.float().cpu().numpy(), tuple(pixel_shape), self.patch)
 
     def greedy(self, states: torch.Tensor, max_new_tokens: int) -> tuple[list[list[int]], list[float]]:
         return greedy_from_states(self.model, states, self.eos_id, max_new_tokens)

@@ -9,11 +9,10 @@ from pathlib import Path
 import numpy as np
 from tokenizers import Tokenizer
 
-from ocrkit.decode.ctc import HEAD_DECODINGS, frame_logits, load_head, log_softmax, model_decoding
-from ocrkit.decode.joint import model_joint_settings
+from ocrkit.decode.ctc import Decoding, log_softmax
 from ocrkit.decode.read import read_crops
 from ocrkit.errors import ModelError
-from ocrkit.model_folder import check_folder
+from ocrkit.model_folder import check_folder, chosen_decoding, load_ctc_head
 from ocrkit.runtime.session import create_session
 
 
@@ -28,22 +27,23 @@ class OnnxRecognizer:
         decoding: str | None = None,
     ) -> None:
         folder = Path(folder)
-        self.prep = check_folder(folder, "recognizer").preprocess
+        spec = check_folder(folder, "recognizer")
+        self.prep = spec.preprocess
         config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
         self.start_id = int(config["decoder_start_token_id"])
         self.eos_id = int(config["eos_token_id"])
         self.blank_id = int(config.get("pad_token_id", config["decoder"]["pad_token_id"]))
         self.patch = int(config["encoder"]["patch_size"])
-        self.decoding = model_decoding(folder, decoding)
-        self.ctc_head = load_head(folder) if self.decoding in HEAD_DECODINGS else None
-        self.joint = model_joint_settings(folder) if self.decoding == "joint" else None
+        self.decoding = chosen_decoding(spec, decoding, folder)
+        self.ctc_head = load_ctc_head(folder, spec) if self.decoding.reads_head else None
+        self.joint = spec.joint_settings() if self.decoding is Decoding.JOINT else None
         self.max_positions = int(config["decoder"]["max_position_embeddings"])
         tokenizer_file = folder / "tokenizer.json"
         if not tokenizer_file.is_file():
             raise ModelError(folder, "tokenizer.json is missing")
         self.tokenizer = Tokenizer.from_file(str(tokenizer_file))
         self.encoder = create_session(folder / "encoder_model.onnx", threads, opt_level)
-        if self.decoding == "ctc":
+        if self.decoding is Decoding.CTC:
             return  # the CTC head reads the encoder's output: no decoder sessions needed
         self.decoder = create_session(folder / "decoder_model.onnx", threads, opt_level)
         self.decoder_past = create_session(folder / "decoder_with_past_model.onnx", threads, opt_level)
@@ -61,7 +61,7 @@ class OnnxRecognizer:
         return hidden
 
     def ctc_logits(self, states: np.ndarray, pixel_shape: tuple[int, int]) -> np.ndarray:
-        return frame_logits(states, pixel_shape, *self.ctc_head, self.patch)
+        return self.ctc_head.logits(states, pixel_shape, self.patch)
 
     def score(self, states: np.ndarray, input_ids: np.ndarray) -> np.ndarray:
         (logits,) = self.decoder.run(["logits"], {"input_ids": input_ids, "encoder_hidden_states": states})

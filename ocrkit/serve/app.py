@@ -15,14 +15,19 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Annotated, Literal
 
-from fastapi import FastAPI, File, Query, Request, UploadFile
+from fastapi import Body, FastAPI, File, Query, Request, UploadFile
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
+from fastapi_offline import FastAPIOffline
 from starlette.exceptions import HTTPException
 
 from ocrkit import __version__, formats
 from ocrkit.document import Page
+from ocrkit.serve.body_limit import BodyLimit
+from ocrkit.serve.convert import PagesIn
 from ocrkit.serve.pool import Busy, RequestPool
+from ocrkit.serve.preview import page_image
+from ocrkit.serve.ui import add_ui
 from ocrkit.serve.uploads import Limits, PageReader, UploadError, check_media_type, read_upload
 
 log = logging.getLogger("ocrkit.serve")
@@ -57,24 +62,27 @@ def error(status: int, code: str, detail: str, headers: dict[str, str] | None = 
     return JSONResponse({"error": code, "detail": detail}, status_code=status, headers=headers)
 
 
-def render(pages: list[Page], fmt: str) -> Response:
+def respond(pages: list[Page], fmt: str) -> Response:
     """JSON: {"pages": [...]}, each page exactly as `ocrkit infer --format json` writes it; txt: the pages'
     text separated by form feeds; hOCR / ALTO / PAGE-XML hold one page (a PDF page chosen by page=N)."""
     if fmt == "json":
         body = json.dumps({"pages": [p.to_dict() for p in pages]}, ensure_ascii=False)
     elif fmt == "txt":
-        body = "\f".join(p.text + "\n" for p in pages)
+        body = "\f".join(formats.render(p, "txt") for p in pages)
     elif len(pages) != 1:
         detail = f"{fmt} holds one page and the PDF has {len(pages)}: pass page=N"
         return error(422, "one_page_format", detail)
     else:
-        body = {"hocr": formats.to_hocr, "alto": formats.to_alto, "page": formats.to_page_xml}[fmt](pages[0])
+        body = formats.render(pages[0], fmt)
     return Response(body, media_type=MEDIA_TYPES[fmt])
 
 
-def create_app(ocr: PageReader, models: dict, limits: Limits, workers: int = 1, queue: int = 8) -> FastAPI:
+def create_app(
+    ocr: PageReader, models: dict, limits: Limits, workers: int = 1, queue: int = 8, ui: bool = True
+) -> FastAPI:
     """The service around one loaded OCR: `workers` requests are read at once by that same model copy,
-    `queue` more wait, further ones get 503 with Retry-After."""
+    `queue` more wait, further ones get 503 with Retry-After. `ui` adds the web page at `/`; the API
+    docs (/docs, /redoc) load their scripts from this service, so they work with no internet."""
     pool = RequestPool(workers, queue)
 
     @asynccontextmanager
@@ -82,22 +90,23 @@ def create_app(ocr: PageReader, models: dict, limits: Limits, workers: int = 1, 
         yield
         pool.shutdown()
 
-    app = FastAPI(title="ocrkit", version=__version__, lifespan=lifespan, summary="Document OCR over HTTP")
+    app = FastAPIOffline(
+        title="ocrkit", version=__version__, lifespan=lifespan, summary="Document OCR over HTTP"
+    )
 
     @app.middleware("http")
-    async def request_id_and_size(request: Request, call_next: Callable[[Request], Awaitable[Response]]):
+    async def request_id(request: Request, call_next: Callable[[Request], Awaitable[Response]]):
         request.state.request_id = uuid.uuid4().hex[:16]
-        declared = int(request.headers.get("content-length") or 0)
-        if request.url.path == "/v1/ocr" and declared > limits.max_upload_bytes + BODY_SLACK:
-            async for _ in request.stream():  # drained, not stored: the client can then read the 413
-                pass
-            response: Response = error(
-                413, "too_large", f"the upload is larger than {limits.max_upload_bytes} bytes"
-            )
-        else:
-            response = await call_next(request)
+        response = await call_next(request)
         response.headers["X-Request-ID"] = request.state.request_id
         return response
+
+    def too_large() -> Response:
+        detail = f"the upload is larger than {limits.max_upload_bytes} bytes"
+        return error(413, "too_large", detail, {"X-Request-ID": uuid.uuid4().hex[:16]})
+
+    # added last, so it is the outermost layer: bodies are counted before anything else reads them
+    app.add_middleware(BodyLimit, max_bytes=limits.max_upload_bytes + BODY_SLACK, too_large=too_large)
 
     @app.exception_handler(HTTPException)
     async def http_error(_: Request, exc: HTTPException) -> JSONResponse:
@@ -145,8 +154,49 @@ def create_app(ocr: PageReader, models: dict, limits: Limits, workers: int = 1, 
             return error(exc.status, exc.error, exc.detail)
         except Exception as exc:  # noqa: BLE001 - any bug becomes a logged 500, the server keeps serving
             return _internal(request, exc)
-        return render(pages, fmt)
+        return respond(pages, fmt)
 
+    @app.post(
+        "/v1/page-image",
+        summary="An uploaded page as a JPEG, decoded as /v1/ocr decodes it (to draw its boxes over)",
+        response_class=Response,
+        responses={200: {"content": {"image/jpeg": {}}}},
+    )
+    async def picture(
+        request: Request,
+        file: Annotated[UploadFile, File(description="an image (PNG, JPEG, TIFF, …) or a PDF")],
+        page: Annotated[int, Query(ge=1, description="the page of a PDF or TIFF")] = 1,
+    ) -> Response:
+        """At most 2400 px on its longest side; X-Page-Width and X-Page-Height give the page's size in the
+        pixels of /v1/ocr's boxes, X-Page-Count the pages in the file. Refused as /v1/ocr refuses."""
+        try:
+            check_media_type(file.content_type)
+            data = await file.read(limits.max_upload_bytes + 1)
+            shown = await pool.run(page_image, data, limits, page)
+        except Busy as exc:
+            return error(
+                503, "busy", "all workers are busy; retry later", {"Retry-After": str(exc.retry_after)}
+            )
+        except UploadError as exc:
+            return error(exc.status, exc.error, exc.detail)
+        except Exception as exc:  # noqa: BLE001 - as for /v1/ocr: a logged 500, the server keeps serving
+            return _internal(request, exc)
+        sizes = {"X-Page-Width": shown.width, "X-Page-Height": shown.height, "X-Page-Count": shown.pages}
+        return Response(shown.jpeg, media_type="image/jpeg", headers={k: str(v) for k, v in sizes.items()})
+
+    @app.post(
+        "/v1/convert",
+        summary="Write pages that /v1/ocr returned as JSON in another format, without reading them again",
+        responses={200: {"content": {t.split(";")[0]: {} for t in MEDIA_TYPES.values()}}},
+    )
+    async def convert(
+        pages: Annotated[PagesIn, Body(description="the JSON answer of /v1/ocr")],
+        fmt: Annotated[Format, Query(alias="format", description="json | txt | hocr | alto | page")] = "json",
+    ) -> Response:
+        return respond(pages.to_pages(), fmt)
+
+    if ui:
+        add_ui(app)
     return app
 
 

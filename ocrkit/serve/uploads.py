@@ -15,10 +15,12 @@ import numpy as np
 
 from ocrkit.document import Page
 from ocrkit.errors import InputError
-from ocrkit.io import load_image, load_pdf_page, pdf_page_count
+from ocrkit.io import load_image, load_pdf_page, pdf_page_count, tiff_page_count
 
 # Declared types that cannot be a page; anything else (image/*, PDF, octet-stream, none) is sniffed.
 ACCEPTED_TYPES = ("image/", "application/pdf", "application/x-pdf", "application/octet-stream")
+PDF_HEADER_WITHIN = 1024  # PDF readers (PDFium included) accept bytes before %PDF- up to here
+TIFF_MAGIC = (b"II*\x00", b"MM\x00*", b"II+\x00", b"MM\x00+")  # TIFF and BigTIFF, both byte orders
 
 # io.InputError problems (their leading words) → (HTTP status, error code); anything else is a 422.
 _PROBLEMS = (
@@ -33,7 +35,7 @@ _PROBLEMS = (
 
 
 class PageReader(Protocol):
-    def read_array(self, image: np.ndarray, name: str = ..., page: int = ...) -> Page: ...
+    def read(self, image: np.ndarray, name: str | None = ..., page: int = ...) -> Page: ...
 
 
 @dataclass(frozen=True)
@@ -60,40 +62,40 @@ def check_media_type(content_type: str | None) -> None:
 def read_upload(
     ocr: PageReader, data: bytes, name: str, limits: Limits, page: int | None = None
 ) -> list[Page]:
-    """Every page of an image or PDF upload (or only `page` of a PDF), read one page at a time so a
-    long PDF never holds more than one decoded page in memory."""
+    """Every page of an image, multi-page TIFF or PDF upload (or only its `page`), read one page at a
+    time so a long document never holds more than one decoded page in memory: what `ocrkit infer` reads
+    from the same file."""
     if not data:
         raise UploadError(400, "empty_file", "the uploaded file is empty (0 bytes)")
     if len(data) > limits.max_upload_bytes:
         raise UploadError(413, "too_large", f"the upload is larger than {limits.max_upload_bytes} bytes")
-    is_pdf = data.startswith(b"%PDF-")
-    if page is not None and page > 1 and not is_pdf:
+    kind = "PDF" if b"%PDF-" in data[:PDF_HEADER_WITHIN] else "TIFF" if data[:4] in TIFF_MAGIC else "image"
+    if page is not None and page > 1 and kind == "image":
         raise UploadError(422, "no_such_page", f"an image has one page, not {page}")
     with tempfile.TemporaryDirectory(prefix="ocrkit-upload-") as tmp:
-        path = Path(tmp) / ("upload.pdf" if is_pdf else "upload")
+        path = Path(tmp) / {"PDF": "upload.pdf", "TIFF": "upload.tif", "image": "upload"}[kind]
         path.write_bytes(data)
         try:
-            if not is_pdf:
-                return [ocr.read_array(load_image(path, limits.max_pixels), name=name)]
-            numbers = _pdf_pages(path, limits.max_pages, page)
+            if kind == "image":
+                return [ocr.read(load_image(path, limits.max_pixels), name=name)]
+            count, load = (tiff_page_count, load_image) if kind == "TIFF" else (pdf_page_count, load_pdf_page)
+            numbers = _page_numbers(count(path), limits.max_pages, page, kind)
             return [
-                ocr.read_array(load_pdf_page(path, n, max_pixels=limits.max_pixels), name=name, page=n)
-                for n in numbers
+                ocr.read(load(path, page=n, max_pixels=limits.max_pixels), name=name, page=n) for n in numbers
             ]
         except InputError as exc:
             raise _upload_error(exc) from None
 
 
-def _pdf_pages(path: Path, max_pages: int, page: int | None) -> list[int]:
-    count = pdf_page_count(path)
+def _page_numbers(count: int, max_pages: int, page: int | None, kind: str) -> list[int]:
     if count == 0:
         raise UploadError(422, "empty_pdf", "the PDF has no pages")
     if page is not None:
         if page > count:
-            raise UploadError(422, "no_such_page", f"the PDF has {count} pages, not {page}")
+            raise UploadError(422, "no_such_page", f"the {kind} has {count} pages, not {page}")
         return [page]
     if count > max_pages:
-        detail = f"the PDF has {count} pages; at most {max_pages} per request (or pass page=N)"
+        detail = f"the {kind} has {count} pages; at most {max_pages} per request (or pass page=N)"
         raise UploadError(413, "too_many_pages", detail)
     return list(range(1, count + 1))
 

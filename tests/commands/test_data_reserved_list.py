@@ -71,3 +71,34 @@ def test_no_reserved_imports_everything_and_excludes_a_list(tmp_path, capsys):
     given = reserved_list(tmp_path / "reserved.tsv", images[0])
     assert main([*args, "--no-reserved", "--reserved", str(given)]) == 2  # contradictory: refused by argparse
     assert "not allowed with argument" in capsys.readouterr().err
+
+
+def test_a_sha256sum_list_refuses_its_files_and_says_how_many_hashes_it_read(tmp_path, capsys):
+    images = line_pairs(tmp_path / "src")
+    digest = hashlib.sha256(images[0].read_bytes()).hexdigest()
+    listing = tmp_path / "res.txt"
+    listing.write_text(f"{digest}  {images[0]}\n", encoding="utf-8")  # what `sha256sum FILE` writes
+    args = ["data", "import", str(tmp_path / "src"), "--out", str(tmp_path / "out")]
+    assert main([*args, "--reserved", str(listing)]) == 0
+    out = capsys.readouterr().out
+    assert f"reserved list: 1 hashes read from {listing}" in out
+    assert "refused (reserved for evaluation): 1" in out
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"", "res.tsv: the reserved list holds no sha256 hash"),
+        (b"not a hash\nDEADBEEF\n# comment\n", "res.tsv:1: not a sha256 line"),
+        (b"re\xe7u\n", "res.tsv:1: reserved list is not UTF-8 text"),
+    ],
+    ids=["empty", "malformed", "latin-1"],
+)
+def test_a_list_that_protects_nothing_stops_the_import_in_one_line(tmp_path, capsys, content, message):
+    line_pairs(tmp_path / "src")
+    (tmp_path / "res.tsv").write_bytes(content)
+    args = ["data", "import", str(tmp_path / "src"), "--out", str(tmp_path / "out")]
+    assert main([*args, "--reserved", str(tmp_path / "res.tsv")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("ocrkit: error: ") and message in err
+    assert not (tmp_path / "out").exists()

@@ -79,3 +79,20 @@ def test_rerun_skips_finished_pages(batch):
 def test_ray_needs_out(capsys):
     assert main(["infer", str(SAMPLE_PAGES[0]), "--ray"]) == 2
     assert "--ray needs --out" in capsys.readouterr().err
+
+
+def test_ray_checks_out_before_starting_ray(tmp_path, capsys):
+    (tmp_path / "f").write_text("a file", encoding="utf-8")
+    assert main(["infer", str(SAMPLE_PAGES[0]), "--out", str(tmp_path / "f"), "--ray"]) == 2
+    err = capsys.readouterr().err
+    assert err == f"ocrkit: error: {tmp_path / 'f'}: --out must be a folder, and this is a file\n"
+    assert not ray.is_initialized()
+
+
+def test_ray_removes_the_temp_files_a_killed_run_left(tmp_path, capsys):
+    dead = 2**22 + 12345  # above the default pid_max: no such process
+    stale = tmp_path / "out" / f".p1.jpg.json.{dead}.tmp"
+    stale.parent.mkdir()
+    stale.write_text("{half", encoding="utf-8")
+    assert main(["infer", str(tmp_path / "nope.jpg"), "--out", str(tmp_path / "out"), "--ray"]) == 1
+    assert "no such file or folder" in capsys.readouterr().err and not stale.exists()

@@ -10,10 +10,11 @@ from fixtures import render_line, write_manifest
 from safetensors.torch import load_file, save_file
 
 from ocrkit.config import ConfigError, load_config
-from ocrkit.decode.ctc import HEAD_FILE, best_path, patch_columns
+from ocrkit.decode.ctc import best_path, patch_columns
 from ocrkit.decode.joint import sequence_logprobs, teacher_forcing_batch
 from ocrkit.errors import ModelError
 from ocrkit.export.recognizer import export_recognizer
+from ocrkit.model_folder import CTC_HEAD_FILE as HEAD_FILE
 from ocrkit.model_folder import read_spec, write_spec
 from ocrkit.recognition import load_recognizer
 from ocrkit.recognition.config import RecognizerConfig
@@ -195,7 +196,7 @@ def test_pipeline_reads_with_the_folders_decoding_or_the_override(ctc_model_dir,
         OCR(tmp_path / "det", tmp_path / "rec", backend="onnx", decoding="attention").recognizer.ctc_head
         is None
     )
-    ours, theirs = torch_ctc.read_array(page), onnx_ctc.read_array(page)
+    ours, theirs = torch_ctc.read(page), onnx_ctc.read(page)
     assert ours.lines and [ln.text for ln in ours.lines] == [ln.text for ln in theirs.lines]
 
 

@@ -13,11 +13,10 @@ from ocrkit.decode.joint import (
     choose,
     distinct_candidates,
     joint_candidates,
-    model_joint_settings,
     sequence_logprobs,
     teacher_forcing_batch,
 )
-from ocrkit.model_folder import RecognizerSpec, write_spec
+from ocrkit.model_folder import RecognizerSpec, read_spec, write_spec
 
 BLANK = 0
 
@@ -145,7 +144,7 @@ def test_joint_candidates_add_ctc_second_choices_without_duplicates():
 
 def test_model_folder_sets_the_number_of_ctc_alternatives(tmp_path):
     write_spec(tmp_path, RecognizerSpec(joint_gate=0.9))
-    assert model_joint_settings(tmp_path).alternatives == CTC_ALTERNATIVES
+    assert read_spec(tmp_path, "recognizer").joint_settings().alternatives == CTC_ALTERNATIVES
     write_spec(tmp_path, RecognizerSpec(joint_alternatives=0))
-    settings = model_joint_settings(tmp_path)
+    settings = read_spec(tmp_path, "recognizer").joint_settings()
     assert settings.alternatives == 0 and settings.gate is None

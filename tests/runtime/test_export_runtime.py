@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from fixtures import REPO, SCRIPTS
+from fixtures import SCRIPTS
 
 from ocrkit.detection.predictor import load_detector
 from ocrkit.export.detector import export_detector
@@ -75,46 +75,20 @@ def test_encoder_output_length_is_symbolic(recognizer_dirs):
 
 @pytest.mark.slow
 def test_runtime_works_without_torch(detector_dirs, recognizer_dirs, tmp_path):
-    """A deploy environment has no torch: block it, run the deploy entry point, compare with torch."""
+    """A deploy environment has no torch: block it, run `ocrkit infer --backend onnx` (the deploy entry
+    point, deploy/README.md), compare with the torch pipeline."""
     page = (np.random.default_rng(2).random((200, 300, 3)) * 255).astype(np.uint8)
     from PIL import Image
 
     Image.fromarray(page).save(tmp_path / "page.png")
-    models = tmp_path / "models"
-    models.mkdir()
-    (models / "detector").symlink_to(detector_dirs[1])
-    (models / "recognizer").symlink_to(recognizer_dirs[1])
-    runner = (
-        "import runpy, sys; sys.path.insert(0, sys.argv.pop(1)); import block_torch\n"
-        "sys.argv = sys.argv[1:]\n"
-        "try:\n    runpy.run_path(sys.argv[0], run_name='__main__')\n"
-        "except SystemExit as exit_:\n    rc = exit_.code\n"
-        "assert not {'torch', 'transformers'} & set(sys.modules), 'torch was imported'\n"
-        "sys.exit(rc)\n"
-    )
-    deploy_script = str(REPO / "deploy" / "ocr_onnx.py")
-    res = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            runner,
-            str(SCRIPTS),
-            deploy_script,
-            str(tmp_path / "page.png"),
-            "--models",
-            str(models),
-            "--out",
-            str(tmp_path / "out"),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    models = ["--det-model", str(detector_dirs[1]), "--rec-model", str(recognizer_dirs[1])]
+    out = ["--out", str(tmp_path / "out"), "--format", "json"]
+    res = run_cli_without_torch("infer", "--backend", "onnx", *models, *out, str(tmp_path / "page.png"))
     assert res.returncode == 0, res.stderr[-2000:]
     got = json.loads((tmp_path / "out" / "page.png.json").read_text())  # named as by ocrkit infer
     from ocrkit.pipeline import OCR
 
-    want = OCR(detector_dirs[0], recognizer_dirs[0]).read_array(page, name=str(tmp_path / "page.png"))
+    want = OCR(detector_dirs[0], recognizer_dirs[0]).read(page, name=str(tmp_path / "page.png"))
     assert len(got["lines"]) == len(want.lines) > 0
     for g, w in zip(got["lines"], want.lines, strict=True):
         assert g["text"] == w.text
@@ -147,7 +121,7 @@ def test_cli_onnx_backend_reads_a_page_without_torch(detector_dirs, recognizer_d
     got = json.loads((out / "page.png.json").read_text())
     from ocrkit.pipeline import OCR
 
-    want = OCR(detector_dirs[1], recognizer_dirs[1], backend="onnx").read_array(page, name=got["image"])
+    want = OCR(detector_dirs[1], recognizer_dirs[1], backend="onnx").read(page, name=got["image"])
     assert got["lines"] == json.loads(want.to_json())["lines"] and want.lines  # JSON as written, rounded
 
 
@@ -202,13 +176,13 @@ def test_onnx_backend_exports_the_default_models_once(
     monkeypatch.setattr(zoo, "MODELS_DIR", shipped)
     monkeypatch.setenv("OCRKIT_CACHE", str(tmp_path))
     page = (np.random.default_rng(2).random((200, 300, 3)) * 255).astype(np.uint8)
-    first = OCR(backend="onnx", threads=1).read_array(page)
+    first = OCR(backend="onnx", threads=1).read(page)
     exports = sorted((tmp_path / "onnx").iterdir())
     assert [p.name.split("-")[0] for p in exports] == ["detector", "recognizer"]
     assert (exports[0] / "detector.onnx").is_file() and (exports[1] / "encoder_model.onnx").is_file()
     stamps = [p.stat().st_mtime_ns for p in exports]
-    second = OCR(backend="onnx", threads=1).read_array(page)
+    second = OCR(backend="onnx", threads=1).read(page)
     assert [p.stat().st_mtime_ns for p in sorted((tmp_path / "onnx").iterdir())] == stamps  # reused
-    torch_page = OCR(threads=1).read_array(page)
+    torch_page = OCR(threads=1).read(page)
     assert len(first.lines) == len(second.lines) == len(torch_page.lines) > 0
     assert [line.text for line in first.lines] == [line.text for line in torch_page.lines]

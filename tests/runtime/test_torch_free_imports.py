@@ -1,7 +1,9 @@
-"""The torch-free runtime and the shared decoding stay torch-free by their imports, not only by luck.
+"""The torch-free runtime and the shared decoding stay torch-free by their imports, not only by luck; and
+what `ocrkit --help` and the model-folder contract import stays light with every extra installed.
 
-torch is blocked (tests/scripts/block_torch.py) rather than looked for in sys.modules: albumentations, which
-ocrkit.preprocess uses, imports torch itself whenever torch happens to be installed."""
+For the runtime, torch is blocked (tests/scripts/block_torch.py): it must work where torch is absent. For
+`--help`, torch is installed and must not be imported: albumentations imports torch whenever it can, so
+ocrkit.preprocess imports albumentations only when it resizes an image."""
 
 import json
 import subprocess
@@ -29,3 +31,24 @@ def test_runtime_and_decode_import_without_torch_and_without_the_training_packag
     assert "ocrkit.decode.read" in loaded and "ocrkit.runtime.recognizer" in loaded
     assert not {"torch", "transformers"} & set(loaded)
     assert [m for m in loaded if ".".join(m.split(".")[:2]) in TRAINING_PACKAGES] == []
+
+
+def _modules_after(code: str) -> set[str]:
+    """The modules a fresh interpreter holds after running `code`, with every installed extra available."""
+    code += "\nimport json, sys\nprint(json.dumps(sorted(sys.modules)))\n"
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    return set(json.loads(run.stdout.splitlines()[-1]))
+
+
+HEAVY = {"torch", "albumentations", "transformers"}
+
+
+def test_model_folder_imports_neither_torch_nor_albumentations():
+    loaded = _modules_after("import ocrkit.model_folder")
+    assert "ocrkit.model_folder" in loaded and "ocrkit.preprocess" in loaded and not HEAVY & loaded
+
+
+def test_command_line_help_imports_neither_torch_nor_albumentations():
+    loaded = _modules_after("from ocrkit.cli import build_parser\nbuild_parser().format_help()")
+    assert {"ocrkit.commands.infer", "ocrkit.commands.serve"} <= loaded and not HEAVY & loaded

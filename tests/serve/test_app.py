@@ -17,7 +17,7 @@ import numpy as np
 import psutil
 import pytest
 import uvicorn
-from fixtures import SAMPLES
+from fixtures import SAMPLES, free_port
 from PIL import Image
 
 from ocrkit.cli import build_parser, main
@@ -26,12 +26,6 @@ from ocrkit.serve.app import create_app
 from ocrkit.serve.uploads import Limits
 
 SAMPLE = SAMPLES / "synthetic_receipt.jpg"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def png(w: int = 260, h: int = 180, seed: int = 0) -> bytes:
@@ -109,7 +103,7 @@ class StandInOCR:
         self.gate = threading.Event()
         self.fail = fail
 
-    def read_array(self, image: np.ndarray, name: str = "<array>", page: int = 1) -> Page:
+    def read(self, image: np.ndarray, name: str | None = "<array>", page: int = 1) -> Page:
         if self.fail:
             raise RuntimeError("boom")
         self.gate.wait(60)
@@ -275,3 +269,79 @@ def test_serve_without_fastapi_says_how_to_install(monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "fastapi", None)  # import fails as if the extra were not installed
     assert main(["serve"]) == 2
     assert "pip install 'ocrkit[serve]'" in capsys.readouterr().err
+
+
+def tiff(sizes: list[tuple[int, int]]) -> bytes:
+    frames = [Image.fromarray(np.full((h, w, 3), 230, np.uint8)) for w, h in sizes]
+    buf = io.BytesIO()
+    frames[0].save(buf, format="TIFF", save_all=True, append_images=frames[1:])
+    return buf.getvalue()
+
+
+def open_app() -> tuple[StandInOCR, object]:
+    ocr = StandInOCR()
+    ocr.gate.set()  # reads at once
+    return ocr, create_app(ocr, {}, LIMITS)
+
+
+def test_every_page_of_a_multipage_tiff_is_read_and_page_n_picks_one():
+    sizes = [(200, 100), (210, 110), (220, 120)]
+    _, app = open_app()
+    with ThreadedServer(app) as url:
+        got = post(url, tiff(sizes), "image/tiff", "m.tif")
+        assert [(p["page"], p["width"], p["height"]) for p in got.json()["pages"]] == [
+            (1, 200, 100),
+            (2, 210, 110),
+            (3, 220, 120),
+        ]
+        (page,) = post(url, tiff(sizes), "image/tiff", "m.tif", page=2).json()["pages"]
+        assert (page["page"], page["width"]) == (2, 210)
+        missing = post(url, tiff(sizes), "image/tiff", "m.tif", page=4)
+        assert missing.status_code == 422 and missing.json()["detail"] == "the TIFF has 3 pages, not 4"
+        too_many = post(url, tiff([(50, 40)] * 6), "image/tiff", "m.tif")  # LIMITS.max_pages is 5
+        assert too_many.status_code == 413 and too_many.json()["error"] == "too_many_pages"
+
+
+def test_a_pdf_with_bytes_before_its_header_is_read_as_infer_reads_it():
+    _, app = open_app()
+    with ThreadedServer(app) as url:
+        got = post(url, b"junk from a mail gateway\r\n" + pdf(2), "application/pdf", "d.pdf")
+        assert got.status_code == 200 and [p["page"] for p in got.json()["pages"]] == [1, 2]
+
+
+def test_a_chunked_upload_is_refused_at_the_limit_while_it_streams():
+    """No Content-Length: the body is counted as it arrives and refused long before it ends."""
+    _, app = open_app()
+    total = 64 * 2**20  # 64 times LIMITS.max_upload_bytes
+    with ThreadedServer(app) as url:
+        port = int(url.rsplit(":", 1)[1])
+        with socket.create_connection(("127.0.0.1", port), timeout=30) as s:
+            head = b'--B\r\nContent-Disposition: form-data; name="file"; filename="z.png"\r\n\r\n'
+            s.sendall(
+                b"POST /v1/ocr HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n"
+                b"Content-Type: multipart/form-data; boundary=B\r\n\r\n" + b"%x\r\n%s\r\n" % (len(head), head)
+            )
+            chunk = b"%x\r\n%s\r\n" % (2**16, bytes(2**16))
+            sent, answer = 0, b""
+            s.setblocking(False)
+            while sent < total:
+                try:
+                    answer = s.recv(4096)
+                    break
+                except BlockingIOError:
+                    pass
+                try:
+                    s.send(chunk)  # partial sends only shift the stream: the server stops at the limit
+                    sent += 2**16
+                except BlockingIOError:
+                    time.sleep(0.001)
+            s.setblocking(True)
+            while answer and not answer.endswith(b"}"):  # the rest of the answer, if it came in parts
+                more = s.recv(4096)
+                if not more:
+                    break
+                answer += more
+        assert answer.startswith(b"HTTP/1.1 413"), answer[:80]
+        assert b'"error":"too_large"' in answer and b"x-request-id" in answer.lower()
+        assert sent < total / 2  # answered while the client was still sending
+        assert httpx.get(f"{url}/healthz").status_code == 200

@@ -36,7 +36,7 @@ def import_card(importer: Importer, settings: Sequence[ImportSettings], reserved
         "",
         f"- Reserved list: {reserved}",
         f"- Refused as reserved for evaluation (identical or resized/re-encoded copies): {s.refused}",
-        f"- Duplicates skipped: {s.duplicates}; unreadable files: {s.failed}",
+        f"- Duplicates skipped: {s.duplicates}; unreadable files: {sum(s.failed.values())}",
     ]
     out += [f"- Dropped lines, {reason}: {n}" for reason, n in sorted(s.dropped.items())]
     return "\n".join(out) + "\n"

@@ -3,15 +3,17 @@
 Every input file is checked against a list of reserved sha256 hashes (evaluation pages) and refused on a
 match, and every image against the list's perceptual hashes, so a resized or re-encoded copy of an
 evaluation page is refused too (ocrkit/data/ground_truth/phash.py); identical images reached twice are
-imported once. Splits are by document (a hash of its path),
-never by line, so no page contributes to both train and val. Bad input is one warning naming the file;
-the import goes on.
+imported once. Splits are by document (a hash of its path), never by line, so no page contributes to
+both train and val. Bad input is one warning naming the file, counted by reason; the import goes on and
+always writes the manifests of what it accepted. Every file read stays inside its source folder
+(paths.guard) and every file written stays inside `out`.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 import sys
 from collections import Counter
@@ -22,6 +24,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from ocrkit.data.ground_truth.paths import guard
 from ocrkit.data.ground_truth.phash import NearDuplicates, phash
 from ocrkit.data.ground_truth.readers import FORMATS, GtPage, read_page, sniff_format
 from ocrkit.data.ground_truth.text_rules import TextRules
@@ -31,6 +34,13 @@ from ocrkit.outputs import write_atomic
 
 CROP_PADDING = 3  # px around the polygon's box, as in the evaluation crops
 MAX_PAGE_SIDE = 2000  # stored page images: long side capped here (boxes scaled with it)
+MIN_INSIDE = 0.5  # a line box with less of its area inside the page is impossible geometry: dropped
+# subset names become folder and file names under --out: no separators, no "..", no leading dot
+SUBSET_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+
+ANNOTATION_SUFFIXES = (".xml", ".txt", ".csv")
+# (annotation file, its format, the source folder it was found in: everything it names stays inside)
+Annotation = tuple[Path, str, Path]
 
 
 @dataclass
@@ -55,7 +65,7 @@ class ImportSummary:
     chars: Counter = field(default_factory=Counter)
     refused: int = 0  # reserved for evaluation
     duplicates: int = 0
-    failed: int = 0  # files that could not be read
+    failed: Counter = field(default_factory=Counter)  # reason → files that could not be used
     dropped: Counter = field(default_factory=Counter)  # reason → lines
     documents: Counter = field(default_factory=Counter)  # (subset, split) → pages or line images imported
 
@@ -67,29 +77,15 @@ class ImportSummary:
         ]
         out.append(
             f"refused (reserved for evaluation): {self.refused}; duplicates skipped: {self.duplicates}; "
-            f"unreadable files: {self.failed}"
+            f"unreadable files: {sum(self.failed.values())}"
         )
+        out += [f"unreadable files, {reason}: {n}" for reason, n in sorted(self.failed.items())]
         out += [f"dropped lines, {reason}: {n}" for reason, n in sorted(self.dropped.items())]
         return out
 
     @property
     def imported(self) -> int:
         return sum(self.pages.values()) + sum(self.lines.values())
-
-
-def read_reserved(path: str | Path | None) -> set[str]:
-    """sha256 hashes from a `sha256<TAB>kind<TAB>source` file (comments and the header skipped)."""
-    if path is None:
-        return set()
-    path = Path(path)
-    if not path.is_file():
-        raise InputError(path, "reserved list not found")
-    hashes = set()
-    for line in path.read_text(encoding="utf-8").splitlines():
-        first = line.split("\t", 1)[0].strip().lower()
-        if re.fullmatch(r"[0-9a-f]{64}", first):
-            hashes.add(first)
-    return hashes
 
 
 def sha256_file(path: Path) -> str:
@@ -100,33 +96,80 @@ def sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
+def reason_of(problem: str) -> str:
+    """The counted reason of a problem message: its words before any parenthesised detail."""
+    return problem.split(" (", 1)[0]
+
+
 def find_annotations(
     sources: Iterable[str | Path], fmt: str = "auto", keep: Callable[[Path], bool] | None = None
-) -> tuple[list[tuple[Path, str]], int]:
-    """(annotation file, format) for every file under `sources` that `keep` accepts (all by default); also
-    the count of XML files in neither format."""
+) -> tuple[list[Annotation], Counter]:
+    """Every annotation file under `sources` that `keep` accepts (all by default), with its format and
+    source folder; also the files refused on the way (reason → count), each warned about by name: a
+    symlink leading outside its source folder, an unreadable file, an XML file in neither format."""
     if fmt != "auto" and fmt not in FORMATS:
         raise OcrkitError(f"--format: expected auto or one of {', '.join(FORMATS)}, got {fmt!r}")
-    found, unknown = [], 0
+    found: list[Annotation] = []
+    refused: Counter = Counter()
     for src in sources:
         src = Path(src)
         if not src.exists():
             _warn(src, "not found")
+            refused["not found"] += 1
             continue
+        root = src if src.is_dir() else src.parent
         files = sorted(p for p in src.rglob("*") if p.is_file()) if src.is_dir() else [src]
         for path in files:
-            if keep is not None and not keep(path):
+            if path.suffix.lower() not in ANNOTATION_SUFFIXES or (keep is not None and not keep(path)):
+                continue  # images are read through the annotation that names them
+            try:
+                detected = sniff_format(guard(root, path), root)
+            except InputError as exc:
+                _warn(path, f"{exc.problem} (skipped)")
+                refused[reason_of(exc.problem)] += 1
                 continue
-            detected = sniff_format(path)
             if detected is None:
-                unknown += path.suffix.lower() == ".xml"
                 if path.suffix.lower() == ".xml":
                     _warn(path, "unknown format (neither PAGE-XML nor ALTO)")
+                    refused["unknown format"] += 1
                 continue
             if fmt != "auto" and detected != fmt:
                 continue
-            found.append((path, detected))
-    return found, unknown
+            found.append((path, detected, root))
+    return found, refused
+
+
+def check_subset(name: str) -> str:
+    """`name` if it is safe as a folder and file name under --out; else OcrkitError."""
+    if not SUBSET_NAME.fullmatch(name):
+        raise OcrkitError(
+            f"subset {name!r}: use up to 64 letters, digits, '_', '-' or '.', starting with a letter or "
+            "digit (it names folders under --out)"
+        )
+    return name
+
+
+def subset_from_folder(folder: Path) -> str:
+    """A valid subset name made from a folder's name (the default when none is given)."""
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", folder.resolve().name).lstrip("._-")[:64] or "imported"
+
+
+def line_box(
+    polygon: list[tuple[float, float]], width: int, height: int
+) -> tuple[tuple[float, float, float, float] | None, str | None]:
+    """The line's box clipped to the page, or (None, reason) when its geometry is impossible: a
+    coordinate that is not finite, a box thinner than 2 px, or one mostly outside the page."""
+    xs, ys = [p[0] for p in polygon], [p[1] for p in polygon]
+    if not all(math.isfinite(v) for v in (*xs, *ys)):
+        return None, "non-finite coordinates"
+    x0, y0, x1, y1 = min(xs), min(ys), max(xs), max(ys)
+    if x1 - x0 < 2 or y1 - y0 < 2:
+        return None, "degenerate box"
+    cx0, cy0, cx1, cy1 = max(x0, 0), max(y0, 0), min(x1, width), min(y1, height)
+    kept = max(cx1 - cx0, 0) * max(cy1 - cy0, 0)
+    if cx1 - cx0 < 2 or cy1 - cy0 < 2 or kept < MIN_INSIDE * (x1 - x0) * (y1 - y0):
+        return None, "box mostly outside the image"
+    return (cx0, cy0, cx1, cy1), None
 
 
 class Importer:
@@ -148,20 +191,26 @@ class Importer:
         self._coco: dict = {"images": [], "annotations": [], "categories": [{"id": 1, "name": "text_line"}]}
         self._lines: list[dict] = []
 
-    def add(self, files: list[tuple[Path, str]], settings: ImportSettings) -> None:
-        for path, fmt in files:
+    def add(self, files: list[Annotation], settings: ImportSettings) -> None:
+        """Import each annotation file; a file that cannot be used is one warning, counted by reason."""
+        check_subset(settings.subset or "imported")
+        for path, fmt, root in files:
             try:
-                page = read_page(path, fmt)
-                for problem in page.problems:
+                page = read_page(path, fmt, root)
+                for reason, problem in page.problems:
+                    self.summary.dropped[reason] += 1
                     self.warn(f"{problem} (skipped)")
-                self._add_page(page, settings)
+                self._add_page(page, settings, root)
             except InputError as exc:
-                self.summary.failed += 1
+                self.summary.failed[reason_of(exc.problem)] += 1
                 self.warn(str(exc))
+            except OSError as exc:  # an I/O error on one file is that file's problem, not the import's
+                self.summary.failed["cannot read"] += 1
+                self.warn(f"{path}: cannot read ({exc.strerror or exc})")
 
     # -- one page -------------------------------------------------------------------------------------------
-    def _add_page(self, page: GtPage, s: ImportSettings) -> None:
-        hashes = [sha256_file(page.image), sha256_file(page.annotation)]
+    def _add_page(self, page: GtPage, s: ImportSettings, root: Path) -> None:
+        hashes = [sha256_file(guard(root, page.image)), sha256_file(guard(root, page.annotation))]
         if any(h in self.reserved for h in hashes):
             self.summary.refused += 1
             return
@@ -169,10 +218,10 @@ class Importer:
             self.summary.duplicates += 1
             return
         self._seen.add(hashes[0])
-        rel = self._relative(page.annotation, s)
+        rel = self._relative(page.annotation, s, root)
         subset = s.subset or "imported"
         split = s.split or document_split(rel, s)
-        provenance = {"source": f"{s.source}:{self._relative(page.image, s)}", "license": s.license}
+        provenance = {"source": f"{s.source}:{self._relative(page.image, s, root)}", "license": s.license}
         image = load_image(page.image)  # RGB, EXIF-rotated, 16-bit and palette images converted
         if self.near.matches(phash(image)):
             self.summary.refused += 1
@@ -187,15 +236,14 @@ class Importer:
         h, w = image.shape[:2]
         lines = []
         for line in page.lines:
-            xs, ys = [p[0] for p in line.polygon], [p[1] for p in line.polygon]
-            x0, y0, x1, y1 = max(min(xs), 0), max(min(ys), 0), min(max(xs), w), min(max(ys), h)
-            if x1 - x0 < 2 or y1 - y0 < 2:
-                self.summary.dropped["polygon outside the image or degenerate"] += 1
+            box, reason = line_box(line.polygon, w, h)
+            if box is None:
+                self.summary.dropped[reason] += 1
                 continue
             text, reason = s.rules.apply(line.text)
             if reason:
                 self.summary.dropped[reason] += 1
-            lines.append((line, (x0, y0, x1, y1), text))
+            lines.append((line, box, text))
         if not lines:
             self.warn(f"{page.annotation}: no usable line")
             return
@@ -213,7 +261,7 @@ class Importer:
             else cv2.resize(image, (round(w * scale), round(h * scale)), interpolation=cv2.INTER_AREA)
         )
         file_name = f"images/{name}.jpg"
-        _write_image(self.out / "pages" / file_name, stored, quality=90)
+        self._write_image(self.out / "pages" / file_name, stored, quality=90)
         image_id = len(self._coco["images"]) + 1
         self._coco["images"].append(
             {
@@ -228,7 +276,8 @@ class Importer:
             }
         )
         for line, (x0, y0, x1, y1), text in lines:
-            polygon = [round(v * scale, 1) for point in line.polygon for v in point]
+            clipped = [(min(max(x, 0), w), min(max(y, 0), h)) for x, y in line.polygon]
+            polygon = [round(v * scale, 1) for point in clipped for v in point]
             self._coco["annotations"].append(
                 {
                     "id": len(self._coco["annotations"]) + 1,
@@ -270,7 +319,7 @@ class Importer:
         self.summary.documents[subset, split] += 1
 
     def _add_line(self, crop, rel: str, text: str, subset, split, provenance, s: ImportSettings) -> None:
-        _write_image(self.out / "lines" / rel, crop)
+        self._write_image(self.out / "lines" / rel, crop)
         record = {
             "image": rel,
             "text": text,
@@ -288,10 +337,12 @@ class Importer:
 
     # -- output ---------------------------------------------------------------------------------------------
     def finish(self) -> None:
-        """Write coco.json and lines.jsonl (all, per split, per subset and split) atomically."""
+        """Write coco.json and lines.jsonl (all, per split, per subset and split) atomically; the two
+        complete manifests are always written, empty when nothing was accepted."""
+        pages = self.out / "pages"
+        write_atomic(pages / "coco.json", json.dumps(self._coco, ensure_ascii=False))
+        write_atomic(self.out / "lines" / "lines.jsonl", _jsonl(self._lines))
         if self._coco["images"]:
-            pages = self.out / "pages"
-            write_atomic(pages / "coco.json", json.dumps(self._coco, ensure_ascii=False))
             subsets = sorted({im["subset"] for im in self._coco["images"]})
             for split in ("train", "val"):
                 self._write_coco(pages / f"coco_{split}.json", lambda im, split=split: im["split"] == split)
@@ -302,7 +353,6 @@ class Importer:
                     )
         if self._lines:
             lines = self.out / "lines"
-            write_atomic(lines / "lines.jsonl", _jsonl(self._lines))
             subsets = sorted({r["subset"] for r in self._lines})
             for split in ("train", "val"):
                 chosen = [r for r in self._lines if r["split"] == split]
@@ -325,13 +375,30 @@ class Importer:
         }
         write_atomic(path, json.dumps(part, ensure_ascii=False))
 
-    def _relative(self, path: Path, s: ImportSettings) -> str:
-        if s.root is not None:
-            try:
-                return path.resolve().relative_to(s.root.resolve()).as_posix()
-            except ValueError:
-                pass
-        return path.as_posix()
+    def _relative(self, path: Path, s: ImportSettings, root: Path) -> str:
+        """`path` relative to the settings' root, else to its source folder: never a machine path."""
+        for base in (s.root, root):
+            if base is not None:
+                try:
+                    return path.resolve().relative_to(base.resolve()).as_posix()
+                except ValueError:
+                    pass
+        return path.name
+
+    def _write_image(self, path: Path, image: np.ndarray, quality: int = 95) -> None:
+        """Plain write (images become visible to training only through the manifests written last,
+        atomically), and only inside `out`."""
+        try:
+            escapes = ".." in path.relative_to(self.out).parts
+        except ValueError:
+            escapes = True
+        if escapes:
+            raise OcrkitError(f"{path}: would be written outside {self.out}")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        bgr = image if image.ndim == 2 else cv2.cvtColor(image, cv2.COLOR_RGB2BGR)
+        params = [cv2.IMWRITE_JPEG_QUALITY, quality] if path.suffix.lower() == ".jpg" else []
+        if not cv2.imwrite(str(path), bgr, params):
+            raise InputError(path, "could not write image")
 
 
 def document_split(rel_path: str, s: ImportSettings) -> str:
@@ -344,15 +411,6 @@ def document_split(rel_path: str, s: ImportSettings) -> str:
 def _safe_name(rel: str, digest: str) -> str:
     stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", Path(rel).name.split(".")[0])[:60] or "page"
     return f"{stem}_{digest[:8]}"
-
-
-def _write_image(path: Path, image: np.ndarray, quality: int = 95) -> None:
-    """Plain write: images become visible to training only through the manifests written last, atomically."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    bgr = image if image.ndim == 2 else cv2.cvtColor(image, cv2.COLOR_RGB2BGR)
-    params = [cv2.IMWRITE_JPEG_QUALITY, quality] if path.suffix.lower() == ".jpg" else []
-    if not cv2.imwrite(str(path), bgr, params):
-        raise InputError(path, "could not write image")
 
 
 def _jsonl(records: Iterable[dict]) -> str:

@@ -2,7 +2,8 @@
 
 Each reader turns one annotation file into a `GtPage` (image path + line polygons + raw text); the
 importer owns everything after that (text rules, reserved pages, crops, COCO). Formats are recognised by
-content, not by extension: eScriptorium, Transkribus and OCR-D all write `.xml`.
+content, not by extension: eScriptorium, Transkribus and OCR-D all write `.xml`. Every file a reader
+opens passes the one path guard (paths.py): it stays inside the source folder `root`.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ocrkit.data.ground_truth.paths import OUTSIDE, guard, image_siblings, inside
 from ocrkit.errors import InputError
 
 FORMATS = ("page", "alto", "sroie", "lines")
@@ -33,7 +35,8 @@ class GtPage:
     fmt: str
     lines: list[GtLine] = field(default_factory=list)
     is_line_image: bool = False  # line pairs: the image is itself one line
-    problems: list[str] = field(default_factory=list)  # skipped parts ("file:row: problem"), to warn about
+    # skipped parts as (reason, "file:row: problem"): the reason is counted, the message warned
+    problems: list[tuple[str, str]] = field(default_factory=list)
 
 
 def _local(tag: str) -> str:
@@ -60,20 +63,21 @@ def _points(text: str, path: Path) -> list[tuple[float, float]]:
     return list(zip(values[0::2], values[1::2], strict=True))
 
 
-def sniff_format(path: Path) -> str | None:
-    """The ground-truth format of `path` by its content, or None when it is none of ours."""
+def sniff_format(path: Path, root: Path) -> str | None:
+    """The ground-truth format of `path` by its content, or None when it is none of ours; an XML file that
+    cannot be read raises InputError (so it is counted as unreadable, not as "no ground truth")."""
     name = path.name.lower()
-    if name.endswith(GT_SUFFIX) or (name.endswith(".txt") and _line_image(path) is not None):
+    if name.endswith(GT_SUFFIX) or (name.endswith(".txt") and _line_image(path, root) is not None):
         return "lines"
-    if name.endswith(".csv") and _sroie_image(path) is not None:
+    if name.endswith(".csv") and _sroie_image(path, root) is not None:
         return "sroie"
     if not name.endswith(".xml"):
         return None
     try:
         with path.open("rb") as fh:
             head = fh.read(4096).decode("utf-8", "replace")
-    except OSError:
-        return None
+    except OSError as exc:
+        raise InputError(path, f"cannot read ({exc.strerror or exc})") from None
     if "PcGts" in head or "primaresearch.org/PAGE" in head:
         return "page"
     if "<alto" in head or "loc.gov/standards/alto" in head:
@@ -81,38 +85,59 @@ def sniff_format(path: Path) -> str | None:
     return None
 
 
-def read_page(path: Path, fmt: str) -> GtPage:
-    """Parse one annotation file of format `fmt`; InputError names the file and the problem."""
+def read_page(path: Path, fmt: str, root: Path) -> GtPage:
+    """Parse one annotation file of format `fmt` found under the source folder `root`; InputError names
+    the file and the problem."""
+    guard(root, path)
     if fmt == "lines":
-        return _read_line_pair(path)
+        return _read_line_pair(path, root)
     if fmt == "sroie":
-        return _read_sroie(path)
+        return _read_sroie(path, root)
     try:
-        root = ET.parse(path).getroot()
-    except (ET.ParseError, OSError) as exc:
+        tree = ET.parse(path).getroot()
+    except ET.ParseError as exc:
         raise InputError(path, f"malformed XML ({exc})") from None
-    return _read_page_xml(path, root) if fmt == "page" else _read_alto(path, root)
+    except OSError as exc:
+        raise InputError(path, f"cannot read ({exc.strerror or exc})") from None
+    return _read_page_xml(path, tree, root) if fmt == "page" else _read_alto(path, tree, root)
 
 
-def _resolve_image(xml_path: Path, name: str) -> Path:
+def _resolve_image(xml_path: Path, name: str, root: Path) -> Path:
+    """The image an annotation names, taken literally (never as a glob): by its relative path or its bare
+    name beside the annotation, or, for OCR-D workspaces (OCR-D-GT-PAGE/ beside OCR-D-IMG/), in a sibling
+    folder; only files inside `root` count."""
     if not name:
         raise InputError(xml_path, "names no image file")
     candidate = Path(name)
-    for path in (xml_path.parent / candidate, xml_path.parent / candidate.name):
+    here, above = xml_path.parent, xml_path.parent.parent
+    places = [here / candidate, here / candidate.name, above / candidate]
+    if inside(root, above):
+        places += [d / candidate.name for d in sorted(above.iterdir()) if d.is_dir() and d != here]
+    else:
+        places += [d / candidate.name for d in image_siblings(root)]
+    outside = None
+    for path in places:
         if path.is_file():
-            return path
-    # OCR-D workspaces keep XML and images in sibling folders (OCR-D-GT-PAGE/, OCR-D-IMG/)
-    for path in (xml_path.parent.parent / candidate, *xml_path.parent.parent.glob(f"*/{candidate.name}")):
-        if path.is_file():
-            return path
-    raise InputError(xml_path, f"image {name!r} not found next to it")
+            if inside(root, path):
+                return path
+            outside = outside or path
+    if outside is not None:
+        raise InputError(xml_path, f"image {OUTSIDE} ({name!r})")
+    raise InputError(xml_path, f"image not found next to it ({name!r})")
 
 
-def _read_page_xml(path: Path, root: ET.Element) -> GtPage:
-    pages = list(_iter(root, "Page"))
+def _point(elem: ET.Element, path: Path) -> tuple[float, float]:
+    try:
+        return float(elem.get("x", 0)), float(elem.get("y", 0))
+    except ValueError:
+        raise InputError(path, f"malformed point ({elem.get('x')!r}, {elem.get('y')!r})") from None
+
+
+def _read_page_xml(path: Path, tree: ET.Element, root: Path) -> GtPage:
+    pages = list(_iter(tree, "Page"))
     if not pages:
         raise InputError(path, "PAGE-XML without a <Page>")
-    page = GtPage(_resolve_image(path, pages[0].get("imageFilename", "")), path, "page")
+    page = GtPage(_resolve_image(path, pages[0].get("imageFilename", ""), root), path, "page")
     for line in _iter(pages[0], "TextLine"):
         coords = _children(line, "Coords")
         if not coords:
@@ -120,7 +145,7 @@ def _read_page_xml(path: Path, root: ET.Element) -> GtPage:
         if coords[0].get("points") is not None:
             polygon = _points(coords[0].get("points", ""), path)
         else:  # PAGE 2010-era <Coords><Point x= y=/></Coords>
-            polygon = [(float(p.get("x", 0)), float(p.get("y", 0))) for p in _children(coords[0], "Point")]
+            polygon = [_point(p, path) for p in _children(coords[0], "Point")]
         if len(polygon) < 2:
             continue
         page.lines.append(GtLine(polygon, _page_line_text(line)))
@@ -131,7 +156,7 @@ def _page_line_text(line: ET.Element) -> str | None:
     """The line's own TextEquiv (index 0 / first), else its words' joined by spaces."""
     equivs = _children(line, "TextEquiv")
     if equivs:
-        best = min(equivs, key=lambda e: int(e.get("index", "0") or 0))
+        best = min(equivs, key=_index)
         unicode = _children(best, "Unicode")
         if unicode and unicode[0].text is not None:
             return unicode[0].text
@@ -144,10 +169,18 @@ def _page_line_text(line: ET.Element) -> str | None:
     return " ".join(words) if words else None
 
 
-def _read_alto(path: Path, root: ET.Element) -> GtPage:
-    names = [e.text.strip() for e in _iter(root, "fileName") if e.text and e.text.strip()]
-    page = GtPage(_resolve_image(path, names[0] if names else ""), path, "alto")
-    for line in _iter(root, "TextLine"):
+def _index(equiv: ET.Element) -> int:
+    """A TextEquiv's `index` (the first transcription is 0); a malformed one ranks last."""
+    try:
+        return int(equiv.get("index", "0") or 0)
+    except ValueError:
+        return 1 << 30
+
+
+def _read_alto(path: Path, tree: ET.Element, root: Path) -> GtPage:
+    names = [e.text.strip() for e in _iter(tree, "fileName") if e.text and e.text.strip()]
+    page = GtPage(_resolve_image(path, names[0] if names else "", root), path, "alto")
+    for line in _iter(tree, "TextLine"):
         polygon = None
         for shape in _children(line, "Shape"):
             polys = _children(shape, "Polygon")
@@ -183,54 +216,62 @@ def _alto_line_text(line: ET.Element) -> str | None:
     return equivs[0].text if equivs and equivs[0].text is not None else None
 
 
-def _sroie_image(csv_path: Path) -> Path | None:
-    """box/NNN.csv → img/NNN.jpg (or an image beside the CSV)."""
+def _sroie_image(csv_path: Path, root: Path) -> Path | None:
+    """box/NNN.csv → img/NNN.jpg (or an image beside the CSV), inside `root`."""
     for folder in (csv_path.parent.parent / "img", csv_path.parent):
         for suffix in (".jpg", ".jpeg", ".png"):
             path = folder / (csv_path.stem + suffix)
-            if path.is_file():
+            if path.is_file() and inside(root, path):
                 return path
     return None
 
 
-def _read_sroie(path: Path) -> GtPage:
-    image = _sroie_image(path)
+def _read_sroie(path: Path, root: Path) -> GtPage:
+    image = _sroie_image(path, root)
     if image is None:
         raise InputError(path, "no matching image (img/NNN.jpg)")
     try:
-        raw = path.read_bytes().decode("utf-8-sig", errors="replace")
+        raw = path.read_bytes().removeprefix(b"\xef\xbb\xbf")
     except OSError as exc:
-        raise InputError(path, f"cannot read ({exc.strerror})") from None
+        raise InputError(path, f"cannot read ({exc.strerror or exc})") from None
     page = GtPage(image, path, "sroie")
-    for n, row in enumerate(csv.reader(io.StringIO(raw)), 1):
+    rows = []
+    for n, line in enumerate(raw.split(b"\n"), 1):
+        try:
+            rows.append(line.decode("utf-8"))
+        except UnicodeDecodeError:  # replaced bytes would train on U+FFFD: skip the row, say so
+            page.problems.append(("CSV row is not UTF-8 text", f"{path}:{n}: not UTF-8 text"))
+            rows.append("")
+    for n, row in enumerate(csv.reader(io.StringIO("\n".join(rows))), 1):
         if not row or not "".join(row).strip():
             continue
         if len(row) < 9:
-            page.problems.append(f"{path}:{n}: expected 8 coordinates and a text, got {len(row)} fields")
+            problem = f"{path}:{n}: expected 8 coordinates and a text, got {len(row)} fields"
+            page.problems.append(("CSV row malformed", problem))
             continue
         try:
             coords = [float(v) for v in row[:8]]
         except ValueError:
-            page.problems.append(f"{path}:{n}: coordinates are not numbers")
+            page.problems.append(("CSV row malformed", f"{path}:{n}: coordinates are not numbers"))
             continue
         text = ",".join(row[8:])  # the text itself may contain commas
         page.lines.append(GtLine(list(zip(coords[0::2], coords[1::2], strict=True)), text))
     return page
 
 
-def _line_image(text_path: Path) -> Path | None:
-    """NAME.gt.txt or NAME.txt → NAME.png|tif|jpg beside it."""
+def _line_image(text_path: Path, root: Path) -> Path | None:
+    """NAME.gt.txt or NAME.txt → NAME.png|tif|jpg beside it (InputError if it leads outside `root`)."""
     name = text_path.name
     stem = name[: -len(GT_SUFFIX)] if name.lower().endswith(GT_SUFFIX) else text_path.stem
     for suffix in LINE_IMAGE_SUFFIXES:
         image = text_path.with_name(stem + suffix)
         if image.is_file():
-            return image
+            return guard(root, image, named_in=text_path)
     return None
 
 
-def _read_line_pair(path: Path) -> GtPage:
-    image = _line_image(path)
+def _read_line_pair(path: Path, root: Path) -> GtPage:
+    image = _line_image(path, root)
     if image is None:
         raise InputError(path, "no line image beside it (NAME.png|tif|jpg)")
     try:

@@ -11,8 +11,9 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
-from ocrkit.data.ground_truth.importer import Importer, read_reserved, sha256_file
+from ocrkit.data.ground_truth.importer import Importer, sha256_file
 from ocrkit.data.ground_truth.phash import phash, phash_text, read_reserved_phashes
+from ocrkit.data.reserved import read_reserved
 from ocrkit.errors import InputError
 from ocrkit.io import IMAGE_SUFFIXES, load_image
 from ocrkit.outputs import write_atomic
@@ -53,14 +54,12 @@ def write_reserved(out: Path, rows: list[tuple[str, str, str, str]]) -> None:
 def guarded_importer(out: Path, reserved: Path | None) -> Importer:
     """An Importer that refuses the reserved list's files: by sha256, and by perceptual hash where the
     list has them."""
-    return Importer(out, read_reserved(reserved), near=read_reserved_phashes(reserved))
+    hashes = read_reserved(reserved) if reserved is not None else set()
+    return Importer(out, hashes, near=read_reserved_phashes(reserved))
 
 
-def describe_reserved(reserved: Path | None) -> str:
-    """The reserved list as a data card names it."""
+def describe_reserved(reserved: Path | None, importer: Importer) -> str:
+    """The reserved list that guarded `importer`, as a data card names it."""
     if reserved is None:
         return "none (--no-reserved: the data holds no evaluation pages)"
-    return (
-        f"`{reserved.name}`: {len(read_reserved(reserved))} sha256, "
-        f"{len(read_reserved_phashes(reserved))} perceptual hashes"
-    )
+    return f"`{reserved.name}`: {len(importer.reserved)} sha256, {len(importer.near)} perceptual hashes"

@@ -7,18 +7,28 @@ and exclude globs, markup rules and subset name per source. A clone is found as 
 from __future__ import annotations
 
 import fnmatch
+import re
 import subprocess
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
 
-from ocrkit.data.ground_truth.importer import Importer, ImportSettings, find_annotations
+from ocrkit.data.ground_truth.importer import (
+    Annotation,
+    Importer,
+    ImportSettings,
+    check_subset,
+    find_annotations,
+)
 from ocrkit.data.ground_truth.phash import NearDuplicates
 from ocrkit.data.ground_truth.text_rules import DEFAULT_MARKUP, TextRules
-from ocrkit.errors import InputError
+from ocrkit.errors import InputError, OcrkitError
 from ocrkit.outputs import write_atomic
+
+REPO = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")  # owner/name, as GitHub spells them
 
 
 @dataclass
@@ -45,9 +55,17 @@ def load_sources(path: str | Path) -> list[Source]:
     if not isinstance(raw, dict) or not isinstance(raw.get("sources"), list):
         raise InputError(path, "expected a mapping with a 'sources' list")
     try:
-        return [Source(**entry) for entry in raw["sources"]]
+        sources = [Source(**entry) for entry in raw["sources"]]
     except TypeError as exc:
         raise InputError(path, f"bad source entry ({exc})") from None
+    for source in sources:
+        if not isinstance(source.repo, str) or not REPO.fullmatch(source.repo) or ".." in source.repo:
+            raise InputError(path, f"bad source entry (repo {source.repo!r}: expected owner/name)")
+        try:
+            check_subset(source.subset)
+        except OcrkitError as exc:
+            raise InputError(path, f"bad source entry ({exc})") from None
+    return sources
 
 
 def find_clone(clones: Path, repo: str) -> Path | None:
@@ -58,7 +76,7 @@ def find_clone(clones: Path, repo: str) -> Path | None:
     return None
 
 
-def selected_files(clone: Path, source: Source) -> list[tuple[Path, str]]:
+def selected_files(clone: Path, source: Source) -> tuple[list[Annotation], Counter]:
     """Annotation files under the clone that match the include globs and none of the exclude globs."""
 
     def keep(path: Path) -> bool:
@@ -67,7 +85,7 @@ def selected_files(clone: Path, source: Source) -> list[tuple[Path, str]]:
             fnmatch.fnmatch(rel, g) for g in source.exclude
         )
 
-    return find_annotations([clone], source.format, keep)[0]
+    return find_annotations([clone], source.format, keep)
 
 
 def clone_commit(clone: Path) -> str:
@@ -114,7 +132,9 @@ def prepare(
             split_by=source.split_by,
             root=clone,
         )
-        importer.add(selected_files(clone, source), settings)
+        files, refused = selected_files(clone, source)
+        importer.summary.failed.update(refused)
+        importer.add(files, settings)
         rows.append(
             (
                 source,
@@ -140,7 +160,7 @@ def _snapshot(importer: Importer) -> dict:
         "chars": sum(s.chars.values()),
         "refused": s.refused,
         "duplicates": s.duplicates,
-        "failed": s.failed,
+        "failed": sum(s.failed.values()),
         "dropped": sum(s.dropped.values()),
     }
 

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 # Editorial markup seen in public ground truth that no printed page shows as such.
 DEFAULT_MARKUP = r"[⟦⟧]"
 _SPACES = re.compile(r"\s+")
+# control characters left after whitespace is collapsed (NUL, DEL, C1): no page prints them
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
 @dataclass
@@ -44,6 +46,8 @@ class TextRules:
         text = normalize(text)
         if self._markup is not None and self._markup.search(text):
             return None, "markup left after the rules"
+        if _CONTROL.search(text):
+            return None, "control characters in the text"
         if not text:
             return None, "empty text"
         return text, None

@@ -1,0 +1,80 @@
+"""`ocrkit models list|show`: the shipped models, and what any model folder is (see ocrkit.model_info)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from ocrkit import zoo
+from ocrkit.errors import ModelError
+from ocrkit.model_info import CARD_NAME, ModelInfo, describe
+
+LABELS = {
+    "release": "release",
+    "kind": "kind",
+    "folder": "folder",
+    "version": "version (weights hash)",
+    "architecture": "architecture",
+    "input": "input",
+    "decoding": "decoding",
+    "licence": "licence of the weights",
+    "data_conditions": "training data licences",
+}
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("models", help="list the shipped models; show what a model folder is")
+    p.set_defaults(func=run_list, json=False)  # `ocrkit models` alone lists them
+    kinds = p.add_subparsers(dest="what", metavar="list|show")
+    q = kinds.add_parser("list", help="the shipped models: name, kind, version, release")
+    q.add_argument("--json", action="store_true", help="one JSON object per model instead of a table")
+    q.set_defaults(func=run_list)
+    q = kinds.add_parser("show", help="name, version, architecture, input and licence conditions of a model")
+    q.add_argument("model", metavar="NAME_OR_DIR", help="a shipped model's name or a model folder")
+    q.add_argument("--json", action="store_true", help="a JSON object instead of text")
+    q.set_defaults(func=run_show)
+
+
+def run_list(args: argparse.Namespace) -> int:
+    infos = [describe(model.path) for model in zoo.list_models()]
+    if args.json:
+        print("\n".join(json.dumps(info.to_dict(), ensure_ascii=False) for info in infos))
+        return 0
+    rows = [("NAME", "KIND", "VERSION", "RELEASE")] + [(i.name, i.kind, i.version, i.release) for i in infos]
+    widths = [max(len(row[n]) for row in rows) for n in range(3)]
+    for row in rows:
+        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=False)) + "  " + row[3])
+    return 0
+
+
+def run_show(args: argparse.Namespace) -> int:
+    info = describe(find(args.model))
+    print(json.dumps(info.to_dict(), ensure_ascii=False, indent=2) if args.json else as_text(info))
+    return 0
+
+
+def find(name_or_path: str) -> Path:
+    """A model folder given as a path, or a shipped model given by name (a folder wins, as in zoo.resolve)."""
+    path = Path(name_or_path)
+    if path.is_dir():
+        return path
+    shipped = {model.name: model.path for model in zoo.list_models()}
+    if name_or_path in shipped:
+        return shipped[name_or_path]
+    raise ModelError(
+        path, f"no such model folder, nor a shipped model ({', '.join(shipped) or 'none installed'})"
+    )
+
+
+def as_text(info: ModelInfo) -> str:
+    values = info.to_dict()
+    if not info.release:
+        values["release"] = f"not stated (no {CARD_NAME})"
+    if not info.data_conditions:
+        values["data_conditions"] = f"not stated (no licence conditions in a {CARD_NAME})"
+    width = max(map(len, LABELS.values()))
+    lines = [info.name] + [
+        f"  {label.ljust(width)}  {values[key]}" for key, label in LABELS.items() if values[key]
+    ]
+    return "\n".join(lines)

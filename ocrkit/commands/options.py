@@ -1,0 +1,144 @@
+"""The options every command shares, declared once: their names, types, defaults and help agree across
+`ocrkit infer`, `detect`, `recognize`, `serve` and the data commands, and a new command gets them by
+calling the same function.
+
+Also the parser class all `ocrkit` parsers use: a bad option is one `ocrkit: error:` line (exit code 2),
+and `--help` lists each option's default after its help text.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, NoReturn
+
+from ocrkit.decode.ctc import DECODINGS
+from ocrkit.errors import report_error
+from ocrkit.pipeline import BACKEND, BACKENDS, BATCH_SIZE, DEVICE, PAGES_PER_BATCH  # the library's defaults
+
+
+class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Adds `(default: …)` to an option's help, except where there is no value to show (None, a flag);
+    such options say in their help what happens without them."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        if action.default in (None, False, argparse.SUPPRESS) or "%(default)" in text:
+            return text
+        return super()._get_help_string(action) or text
+
+
+class Parser(argparse.ArgumentParser):
+    """The parser of `ocrkit` and of each of its commands (sub-parsers are made of the same class)."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        kwargs.setdefault("formatter_class", HelpFormatter)
+        super().__init__(*args, **kwargs)
+
+    def error(self, message: str) -> NoReturn:
+        report_error(f"{message} (see {self.prog} --help)")
+        self.exit(2)
+
+
+def int_range(low: int, high: int | None = None) -> Callable[[str], int]:
+    """argparse type: a whole number in [low, high] (high: unbounded when None)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be {low} or more, got {value}")
+        if high is not None and value > high:
+            raise argparse.ArgumentTypeError(f"must be {high} or less, got {value}")
+        return value
+
+    parse.__name__ = "whole number"  # argparse names the type in its own messages
+    return parse
+
+
+positive_int = int_range(1)  # a count where 0 would fail every item or hang
+non_negative_int = int_range(0)
+
+
+def positive_float(text: str) -> float:
+    """argparse type: a number above 0 (a size or a limit)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be above 0, got {text}")
+    return value
+
+
+def add_model_options(
+    parser: argparse.ArgumentParser,
+    *,
+    detector: bool = True,
+    recognizer: bool = True,
+    backend: bool = True,
+    pages: bool = False,
+) -> None:
+    """The options that choose and run the models: which folders, which backend, where and how wide.
+
+    `detector` / `recognizer`: the command loads that model; `backend`: it can read through onnxruntime
+    as well as torch (commands that only have a torch path leave it out); `pages`: it reads pages in
+    batches (ocrkit.pipeline.OCR.read_many)."""
+    g = parser.add_argument_group("models")
+    if detector:
+        g.add_argument(
+            "--det-model",
+            type=Path,
+            metavar="DIR_OR_NAME",
+            help="detector folder, or the name of a shipped model (see `ocrkit models`); "
+            "default: the shipped detector",
+        )
+    if recognizer:
+        g.add_argument(
+            "--rec-model",
+            type=Path,
+            metavar="DIR_OR_NAME",
+            help="recognizer folder, or the name of a shipped model (see `ocrkit models`); "
+            "default: the shipped recognizer",
+        )
+        g.add_argument(
+            "--decoding",
+            choices=DECODINGS,
+            help="override the decoder the recognizer's settings choose",
+        )
+    if backend:
+        g.add_argument(
+            "--backend",
+            choices=BACKENDS,
+            default=BACKEND,
+            help="torch, or the exported ONNX graphs through onnxruntime (a shipped model is exported "
+            "once, on first use, into the cache folder)",
+        )
+    g.add_argument(
+        "--device", default=DEVICE, help="torch device: cpu, cuda or cuda:N (onnx runs on the CPU)"
+    )
+    g.add_argument(
+        "--threads",
+        type=positive_int,
+        help="CPU threads for the models; default: the backend's own choice (one per physical core)",
+    )
+    if recognizer:
+        g.add_argument(
+            "--batch-size", type=positive_int, default=BATCH_SIZE, help="line crops per recognizer batch"
+        )
+    if pages:
+        g.add_argument(
+            "--pages-per-batch",
+            type=positive_int,
+            default=PAGES_PER_BATCH,
+            help="pages whose lines are recognised together (more: fuller batches, more pages in memory)",
+        )
+
+
+def ocr_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The keyword arguments of ocrkit.pipeline.OCR that the model options in `args` ask for."""
+    names = ("det_model", "rec_model", "backend", "device", "batch_size", "threads", "decoding")
+    return {name: getattr(args, name) for name in names}

@@ -1,0 +1,103 @@
+"""What a model folder is, in a few lines a user can act on: its name and release, its version (the hash
+of its weights and settings), architecture, the input it expects, and the licence conditions its
+training data carries — read from the files the folder already holds (ocrkit.json, config.json,
+MODEL_CARD.md), so the description can never disagree with what loads.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from ocrkit.model_folder import DetectorSpec, Spec, read_spec
+from ocrkit.zoo import weights_digest
+
+CARD_NAME = "MODEL_CARD.md"
+CONDITIONS_MARK = "**Licence conditions:**"  # how a card introduces its training data's conditions
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    name: str
+    kind: str
+    folder: str
+    release: str  # the card's title, e.g. "ocrkit line recognizer 0.3.0"; "" without a card
+    version: str  # weights_digest: changes whenever the weights or settings do
+    architecture: str
+    input: str
+    decoding: str  # recognizers: attention | ctc | joint; "" for a detector
+    licence: str  # the card's licence of the weights; "" without a card
+    data_conditions: str  # the card's statement on the training data's licences; "" without one
+
+    def to_dict(self) -> dict[str, str]:
+        return asdict(self)
+
+
+def describe(folder: Path) -> ModelInfo:
+    """The description of a model folder (torch or ONNX export); ModelError if it is none."""
+    spec = read_spec(folder)
+    config = _json(folder / "config.json")
+    card = (folder / CARD_NAME).read_text(encoding="utf-8") if (folder / CARD_NAME).is_file() else ""
+    return ModelInfo(
+        name=folder.name,
+        kind=spec.kind,
+        folder=str(folder),
+        release=_first(r"^# (.+)$", card),
+        version=weights_digest(folder),
+        architecture=_architecture(spec, config),
+        input=_input(spec),
+        decoding="" if isinstance(spec, DetectorSpec) else spec.decoding,
+        licence=_first(r"^license: *(.+)$", card.split("\n---", 1)[0] if card.startswith("---") else ""),
+        data_conditions=_conditions(card),
+    )
+
+
+def _json(path: Path) -> dict:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _first(pattern: str, text: str) -> str:
+    match = re.search(pattern, text, re.MULTILINE)
+    return match.group(1).strip() if match else ""
+
+
+def _architecture(spec: Spec, config: dict) -> str:
+    """The transformers class and its parts, e.g. "VisionEncoderDecoderModel (vit + trocr), size small"."""
+    name = ", ".join(config.get("architectures") or []) or str(config.get("model_type", "unknown"))
+    parts = [
+        str(config[part]["model_type"])
+        for part in ("encoder", "decoder")
+        if "model_type" in config.get(part, {})
+    ]
+    if isinstance(spec, DetectorSpec) and spec.arch:
+        parts = [spec.arch]
+    text = f"{name} ({' + '.join(parts)})" if parts else name
+    size = getattr(spec, "size", None)
+    return f"{text}, size {size}" if size else text
+
+
+def _input(spec: Spec) -> str:
+    if isinstance(spec, DetectorSpec):
+        if spec.square:
+            return f"RGB page, letterboxed to {spec.longest} × {spec.longest} px"
+        return f"RGB page, long side {spec.longest} px, padded to multiples of {spec.divisor}"
+    pre = spec.preprocess
+    colour = "grayscale" if pre.grayscale else "RGB"
+    height = f", at most {pre.max_height} px high" if pre.max_height > 0 else ""
+    side = f"long side at most {pre.longest} px{height}"
+    return f"{colour} line crop, {side}, padded to multiples of {pre.divisor}"
+
+
+def _conditions(card: str) -> str:
+    """The paragraph of the card that starts with CONDITIONS_MARK, as one line of plain text."""
+    start = card.find(CONDITIONS_MARK)
+    if start < 0:
+        return ""
+    paragraph = card[start + len(CONDITIONS_MARK) :].split("\n\n", 1)[0]
+    return " ".join(paragraph.split())

@@ -1,0 +1,46 @@
+"""`ocrkit models list|show`: the shipped models with their versions, and what a model folder is."""
+
+import json
+
+from ocrkit import zoo
+from ocrkit.cli import main
+from ocrkit.model_folder import read_spec
+
+
+def test_list_names_every_shipped_model_with_its_version(capsys):
+    assert main(["models", "list", "--json"]) == 0
+    listed = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    shipped = zoo.list_models()
+    assert [m["name"] for m in listed] == [m.name for m in shipped] and len(shipped) >= 2
+    assert [m["version"] for m in listed] == [zoo.weights_digest(m.path) for m in shipped]
+    assert main(["models"]) == 0
+    table = capsys.readouterr().out.splitlines()
+    assert table[0].split()[:3] == ["NAME", "KIND", "VERSION"] and len(table) == len(shipped) + 1
+
+
+def test_show_reads_the_folder_settings_and_card(capsys):
+    assert main(["models", "show", "recognizer", "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    spec = read_spec(zoo.resolve(None, "recognizer"), "recognizer")
+    assert info["kind"] == "recognizer" and info["decoding"] == spec.decoding
+    assert info["version"] == zoo.weights_digest(zoo.resolve(None, "recognizer"))
+    assert info["architecture"].startswith("VisionEncoderDecoderModel (vit + trocr)")
+    assert f"at most {spec.preprocess.longest} px" in info["input"]
+    assert info["release"].startswith("ocrkit line recognizer ") and "research" in info["data_conditions"]
+    assert main(["models", "show", "detector", "--json"]) == 0
+    detector = json.loads(capsys.readouterr().out)
+    assert detector["decoding"] == "" and "CC BY-SA 4.0" in detector["data_conditions"]
+
+
+def test_a_folder_without_a_card_says_so(tiny_recognizer_dir, capsys):
+    assert main(["models", "show", str(tiny_recognizer_dir)]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[0] == tiny_recognizer_dir.name and "not stated (no MODEL_CARD.md)" in out
+    assert zoo.weights_digest(tiny_recognizer_dir) in out
+
+
+def test_an_unknown_model_is_one_line(capsys):
+    assert main(["models", "show", "nope"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("ocrkit: error: nope: no such model folder, nor a shipped model (detector, ")
+    assert err.count("\n") == 1

@@ -1,0 +1,80 @@
+"""The shared options: every argument of every command has help, shared options agree across commands,
+bad values are one `ocrkit: error:` line, and `--version` names the installed version."""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+
+import pytest
+
+import ocrkit
+from ocrkit.cli import build_parser, main
+from ocrkit.commands import options
+from ocrkit.pipeline import OCR
+
+
+def _commands(parser: argparse.ArgumentParser, name: str = "ocrkit") -> dict[str, argparse.ArgumentParser]:
+    """Every parser below `parser`, by its command line ("ocrkit data import")."""
+    found = {name: parser}
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub_name, sub in action.choices.items():
+                found.update(_commands(sub, f"{name} {sub_name}"))
+    return found
+
+
+COMMANDS = _commands(build_parser())
+
+
+def test_every_argument_of_every_command_has_help():
+    missing = [
+        f"{name} {action.dest}"
+        for name, parser in COMMANDS.items()
+        for action in parser._actions
+        if not isinstance(action, argparse._SubParsersAction) and not action.help
+    ]
+    assert len(COMMANDS) >= 10 and missing == []
+
+
+@pytest.mark.parametrize("option", ["--batch-size", "--threads", "--backend", "--device", "--rec-model"])
+def test_a_shared_option_is_the_same_in_every_command(option):
+    seen = {
+        name: (action.default, action.type, action.choices, action.help)
+        for name, parser in COMMANDS.items()
+        for action in parser._actions
+        if option in action.option_strings
+    }
+    assert len(seen) >= 2 and len(set(seen.values())) == 1, seen
+
+
+def test_commands_default_to_what_the_library_does():
+    library = inspect.signature(OCR).parameters
+    for argv in (["infer", "x.png"], ["serve"]):
+        args = build_parser().parse_args(argv)
+        for name in ("backend", "device", "batch_size"):
+            assert getattr(args, name) == library[name].default, (argv, name)
+    infer = build_parser().parse_args(["infer", "x.png"])
+    assert infer.pages_per_batch == inspect.signature(OCR.read_many).parameters["pages_per_batch"].default
+
+
+def test_help_shows_defaults(capsys):
+    assert main(["serve", "--help"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "(default: 8000)" in out and f"(default: {options.BATCH_SIZE})" in out
+    assert "(default: None)" not in out
+
+
+def test_version(capsys):
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out.strip() == f"ocrkit {ocrkit.__version__}"
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["serve", "--port", "70000"], ["serve", "--queue", "-1"], ["recognize", "x.png", "--batch-size", "0"]],
+)
+def test_bad_values_are_one_error_line(argv, capsys):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("ocrkit: error: argument ")

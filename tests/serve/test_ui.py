@@ -1,0 +1,171 @@
+"""What the web page of `ocrkit serve` relies on, without a browser: the page and its files, --no-ui, a
+URL prefix, the offline API docs, the page picture (/v1/page-image) and /v1/convert. A stand-in OCR
+returns fixed lines, so these run in well under a second each."""
+
+import io
+import re
+import xml.etree.ElementTree as ET
+
+import httpx
+import numpy as np
+import pytest
+from fixtures import serving
+from PIL import Image
+
+from ocrkit import formats
+from ocrkit.cli import build_parser
+from ocrkit.document import Line, Page
+from ocrkit.serve.app import create_app
+from ocrkit.serve.preview import MAX_SIDE
+from ocrkit.serve.uploads import Limits
+
+LIMITS = Limits(max_upload_bytes=2**22, max_pixels=10**7, max_pages=5)
+
+
+class TwoLines:
+    """Reads two fixed lines (one with XML-special characters) on any page, scaled to its size."""
+
+    def read(self, image: np.ndarray, name: str = "<array>", page: int = 1) -> Page:
+        h, w = image.shape[:2]
+        lines = [
+            Line([0.1 * w, 0.1 * h, 0.9 * w, 0.2 * h], "TOTAL 12.50 <&>", 0.9, 0.95, 0.947),
+            Line([0.1 * w, 0.5 * h, 0.6 * w, 0.6 * h], f"page {page}", 0.8, 0.9, 0.889),
+        ]
+        return Page(image=name, width=w, height=h, page=page, seconds=0.25, lines=lines)
+
+
+def image_bytes(w: int, h: int, fmt: str = "PNG") -> bytes:
+    buf = io.BytesIO()
+    Image.fromarray(np.full((h, w, 3), 200, np.uint8)).save(buf, format=fmt)
+    return buf.getvalue()
+
+
+def pdf(sizes: list[tuple[int, int]]) -> bytes:
+    images = [Image.fromarray(np.full((h, w, 3), 220, np.uint8)) for w, h in sizes]
+    buf = io.BytesIO()
+    images[0].save(buf, format="PDF", save_all=True, append_images=images[1:], resolution=72)
+    return buf.getvalue()
+
+
+@pytest.fixture(scope="module")
+def client():
+    with serving(create_app(TwoLines(), {}, LIMITS)) as url, httpx.Client(base_url=url, timeout=30) as c:
+        yield c
+
+
+def upload(client, path: str, data: bytes, content_type: str = "image/png", **params):
+    return client.post(path, files={"file": ("scan.png", data, content_type)}, params=params)
+
+
+def test_page_and_its_files_are_served(client):
+    page = client.get("/")
+    assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+    assert '<base href="/">' in page.text and 'id="file"' in page.text
+    for src in re.findall(r'(?:src|href)="(ui/[^"]+)"', page.text):
+        got = client.get("/" + src)
+        assert got.status_code == 200 and len(got.content) > 500, src
+    assert client.get("/ui/app.js").headers["content-type"].startswith(("text/javascript", "application/"))
+    assert client.get("/ui/nothing.js").json()["error"] == "not_found"
+    assert not any(path == "/" for path in client.get("/openapi.json").json()["paths"])
+
+
+def test_no_ui_option_turns_the_page_off():
+    assert build_parser().parse_args(["serve", "--no-ui"]).ui is False
+    assert build_parser().parse_args(["serve"]).ui is True
+    with serving(create_app(TwoLines(), {}, LIMITS, ui=False)) as url, httpx.Client(base_url=url) as c:
+        assert c.get("/").status_code == 404 and c.get("/").json()["error"] == "not_found"
+        assert c.get("/ui/app.js").status_code == 404
+        assert c.get("/docs").status_code == 200  # the API and its docs stay
+
+
+def test_behind_a_prefix_every_link_keeps_it():
+    assert build_parser().parse_args(["serve", "--root-path", "/ocr"]).root_path == "/ocr"
+    # the proxy takes /ocr off the path (nginx: location /ocr/ { proxy_pass http://127.0.0.1:8000/; })
+    with serving(create_app(TwoLines(), {}, LIMITS), root_path="/ocr") as url:
+        assert '<base href="/ocr/">' in httpx.get(f"{url}/").text
+        assert httpx.get(f"{url}/ui/app.js").status_code == 200
+        docs = httpx.get(f"{url}/docs").text
+        assert "/ocr/openapi.json" in docs and "/ocr/static-offline-docs/swagger-ui-bundle.js" in docs
+        assert httpx.get(f"{url}/static-offline-docs/swagger-ui-bundle.js").status_code == 200
+        assert httpx.get(f"{url}/openapi.json").json()["servers"] == [{"url": "/ocr"}]
+
+
+@pytest.mark.parametrize("path", ["/docs", "/redoc"])
+def test_api_docs_load_nothing_from_elsewhere(client, path):
+    html = client.get(path).text
+    refs = re.findall(r"""(?:src|href)\s*=\s*["']([^"']+)["']""", html) + re.findall(r"url: *'([^']+)'", html)
+    assert refs and not [r for r in refs if "//" in r], refs  # no http(s)://, no protocol-relative URLs
+    scripts = [r for r in refs if r.endswith(".js")]
+    assert scripts and all(len(client.get(r).content) > 100_000 for r in scripts)  # the real bundles
+
+
+def test_page_image_has_the_size_of_the_boxes_pixels(client):
+    got = upload(client, "/v1/page-image", image_bytes(260, 180))
+    assert got.status_code == 200 and got.headers["content-type"] == "image/jpeg"
+    assert (got.headers["X-Page-Width"], got.headers["X-Page-Height"], got.headers["X-Page-Count"]) == (
+        "260",
+        "180",
+        "1",
+    )
+    assert Image.open(io.BytesIO(got.content)).size == (260, 180)
+    big = upload(client, "/v1/page-image", image_bytes(3000, 1200))
+    assert (big.headers["X-Page-Width"], big.headers["X-Page-Height"]) == ("3000", "1200")
+    assert Image.open(io.BytesIO(big.content)).size == (MAX_SIDE, 960)  # scaled down, same shape
+
+
+def test_page_image_of_a_pdf_page_matches_what_ocr_reads(client):
+    data = pdf([(200, 150), (300, 120), (100, 100)])
+    got = upload(client, "/v1/page-image", data, "application/pdf", page=2)
+    (read,) = upload(client, "/v1/ocr", data, "application/pdf", page=2).json()["pages"]
+    assert got.headers["X-Page-Count"] == "3"
+    size = (int(got.headers["X-Page-Width"]), int(got.headers["X-Page-Height"]))
+    assert size == (read["width"], read["height"]) and size[0] > size[1]  # page 2 is the wide one
+    assert Image.open(io.BytesIO(got.content)).size == size
+
+
+@pytest.mark.parametrize(
+    ("data", "content_type", "params", "status", "code"),
+    [
+        (b"a,b\n1,2\n", "text/csv", {}, 415, "unsupported_media_type"),
+        (b"hello, I am text", "image/png", {}, 422, "not_an_image"),
+        (b"", "image/png", {}, 400, "empty_file"),
+        (image_bytes(10, 10), "image/png", {"page": 2}, 422, "no_such_page"),
+        (pdf([(50, 50)] * 2), "application/pdf", {"page": 3}, 422, "no_such_page"),
+        (image_bytes(4000, 3000), "image/png", {}, 413, "too_many_pixels"),
+    ],
+)
+def test_page_image_refuses_as_ocr_does(client, data, content_type, params, status, code):
+    for path in ("/v1/page-image", "/v1/ocr"):
+        got = upload(client, path, data, content_type, **params)
+        assert (got.status_code, got.json()["error"]) == (status, code), (path, got.text)
+
+
+def _undated(text: str) -> str:
+    return re.sub(r"\d{4}-\d\d-\d\dT[\d:]+\+00:00", "DATE", text)
+
+
+@pytest.mark.parametrize("fmt", ["json", "txt", "hocr", "alto", "page"])
+def test_convert_writes_what_ocr_would_have(client, fmt):
+    data = image_bytes(400, 300)
+    answer = upload(client, "/v1/ocr", data).json()
+    direct = upload(client, "/v1/ocr", data, format=fmt)
+    converted = client.post("/v1/convert", params={"format": fmt}, json=answer)
+    assert converted.status_code == 200
+    assert converted.headers["content-type"] == direct.headers["content-type"]
+    assert _undated(converted.text) == _undated(direct.text)
+    if fmt in ("alto", "page"):
+        ET.fromstring(converted.content)
+    page = Page.from_dict(answer["pages"][0])
+    assert "TOTAL 12.50 <&>" in page.text and _undated(formats.to_alto(page)) == _undated(
+        client.post("/v1/convert", params={"format": "alto"}, json=answer).text
+    )
+
+
+def test_convert_refuses_what_is_not_pages(client):
+    for body in ({}, {"pages": []}, {"pages": [{"image": "a", "width": 10}]}, [1, 2]):
+        got = client.post("/v1/convert", params={"format": "alto"}, json=body)
+        assert (got.status_code, got.json()["error"]) == (422, "invalid_request"), body
+    two = {"pages": [{"image": "a", "width": 10, "height": 10, "page": n} for n in (1, 2)]}
+    assert (
+        client.post("/v1/convert", params={"format": "alto"}, json=two).json()["error"] == "one_page_format"
+    )
