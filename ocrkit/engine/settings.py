@@ -29,7 +29,8 @@ class TrainSettings:
     max_minutes: float = 0.0  # >0: stop after this many minutes (validate + checkpoint first); resumable
     # >0: after `fit_probe_steps` timed steps, set `steps` (and eval/save intervals) so the run, its
     # `fit_evals` validations included, ends within this many minutes of its start: the cosine then
-    # anneals to the end the budget allows instead of being cut off mid-schedule (engine/budget.py)
+    # anneals to the end the budget allows instead of being cut off mid-schedule (engine/budget.py);
+    # single-process runs only
     fit_minutes: float = 0.0
     fit_probe_steps: int = 4
     fit_evals: int = 4  # validations in a fitted run, the last at its end

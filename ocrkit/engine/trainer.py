@@ -153,6 +153,11 @@ class Trainer:
         # Without cpu=True Accelerate ignores torchrun's env on a GPU-less machine and runs single-process.
         use_cpu = choose_device(settings.device, torch.cuda.is_available()) == "cpu"
         self.accelerator = Accelerator(mixed_precision=settings.mixed_precision, cpu=use_cpu)
+        if settings.fit_minutes > 0 and self.accelerator.num_processes > 1:
+            # each process would time its own steps and could fit another count: the ranks would part
+            raise OcrkitError(
+                "train.fit_minutes: for single-process runs; use train.max_minutes with several"
+            )
         warning = slow_bf16_warning(self.accelerator.device.type, settings.mixed_precision)
         if warning:
             self.accelerator.print(warning)
