@@ -66,12 +66,14 @@ def import_user_data(
     files, refused = find_annotations(paths, provenance.fmt)
     importer.summary.failed.update(refused)
     if not files:
-        raise OcrkitError(f"no ground truth found in {', '.join(map(str, paths))}")
+        why = f" ({sum(refused.values())} files refused, each named above)" if refused else ""
+        raise OcrkitError(f"no usable ground truth in {', '.join(map(str, paths))}{why}")
     if val_paths:
         val_files, refused = find_annotations(val_paths, provenance.fmt)
         importer.summary.failed.update(refused)
         if not val_files:
-            raise OcrkitError(f"no ground truth found in --val {', '.join(map(str, val_paths))}")
+            why = f" ({sum(refused.values())} files refused, each named above)" if refused else ""
+            raise OcrkitError(f"no usable ground truth in --val {', '.join(map(str, val_paths))}{why}")
     else:
         files, val_files = split_files(files, val_share)
     settings = []
