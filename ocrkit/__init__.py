@@ -2,7 +2,7 @@
 
 Public API (heavy modules load lazily so `import ocrkit` stays fast):
     OCR, Page, Line, load_detector, load_recognizer, letterbox, Geometry, load_image,
-    InputError, ModelError.
+    InputError, ModelError, train and TrainRequest (what `ocrkit train` runs).
 """
 
 from __future__ import annotations
@@ -26,5 +26,6 @@ __all__, __getattr__ = lazy_exports(
         "ocrkit.preprocess": ("letterbox", "Geometry"),
         "ocrkit.io": ("load_image",),
         "ocrkit.errors": ("InputError", "ModelError"),
+        "ocrkit.finetune.run": ("TrainRequest", "train"),
     },
 )

@@ -14,6 +14,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 from pycocotools.coco import COCO
@@ -24,6 +25,9 @@ from ocrkit.document import Page
 from ocrkit.io import IMAGE_SUFFIXES
 from ocrkit.reading_order import group_rows
 from ocrkit.recognition.metrics import ErrorCounts, edit_distance
+
+if TYPE_CHECKING:
+    from ocrkit.pipeline import OCR
 
 
 def row_order_text(boxes: np.ndarray, texts: list[str]) -> str:
@@ -104,6 +108,31 @@ def score_subset(gt_path: Path, pages: dict[str, Page], name: str | None = None)
         page = pages.get(stem) or Page(image=image["file_name"], width=image["width"], height=image["height"])
         score.add_page(image["id"], gt_boxes, gt_texts, page, is_case_sensitive(coco, image))
     return score.summary(coco)
+
+
+def read_coco_pages(
+    ocr: OCR, coco_path: Path, gt_boxes: bool = False, save_pred: Path | None = None
+) -> dict[str, Page]:
+    """Run `ocr` on every page of a COCO file: pages keyed by image file stem, as score_subset takes them.
+    With `gt_boxes`, the annotated line boxes are read instead of detected ones (the recognizer's share
+    of the page error); with `save_pred`, each page's JSON is also written there."""
+    from ocrkit.io import load_image
+
+    coco = load_coco(coco_path)
+    pages = {}
+    for image in coco.dataset["images"]:
+        path = coco_path.parent / image["file_name"]
+        if gt_boxes:
+            anns = coco.loadAnns(coco.getAnnIds(imgIds=image["id"]))
+            boxes = B.xywh_to_xyxy(np.array([a["bbox"] for a in anns], np.float32).reshape(-1, 4))
+            pages[path.stem] = ocr.read_boxes(load_image(path), boxes, name=str(path))
+        else:
+            pages[path.stem] = ocr.read(load_image(path), name=str(path))
+        if save_pred is not None:
+            out = save_pred / f"{path.stem}.json"
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_text(pages[path.stem].to_json(), encoding="utf-8")
+    return pages
 
 
 def read_prediction_dir(pred_dir: Path) -> dict[str, Page]:

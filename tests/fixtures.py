@@ -228,3 +228,60 @@ def serving(app, root_path: str = "") -> Iterator[str]:
     finally:
         server.should_exit = True
         thread.join(30)
+
+
+# --- annotated pages (PAGE-XML) and tiny start models for `ocrkit train` ---
+
+WORDS = ["Total", "Brot", "Milch", "Kasse", "Datum", "Summe", "Preis", "Euro", "Beleg", "Nr"]
+
+
+def text_pages(folder: Path, n: int, seed: int = 0) -> list[Path]:
+    """`n` pages (240 x 160 PNG) of 3 typed lines each, with a PAGE-XML 2019 file beside each image."""
+    rng = np.random.default_rng(seed)
+    folder.mkdir(parents=True, exist_ok=True)
+    images = []
+    for i in range(n):
+        img = np.full((160, 240, 3), 255, np.uint8)
+        lines = []
+        for row in range(3):
+            text = " ".join(rng.choice(WORDS, 2)) + f" {int(rng.integers(10, 99))}"
+            y = 20 + 45 * row
+            (w, h), _ = cv2.getTextSize(text, cv2.FONT_HERSHEY_SIMPLEX, 0.5, 1)
+            cv2.putText(img, text, (10, y + h), cv2.FONT_HERSHEY_SIMPLEX, 0.5, (0, 0, 0), 1, cv2.LINE_AA)
+            lines.append((text, (8, y - 2, 12 + w, y + h + 6)))
+        image = folder / f"page{i:02d}.png"
+        cv2.imwrite(str(image), img)
+        body = "".join(
+            f'<TextLine id="l{k}"><Coords points="{x0},{y0} {x1},{y0} {x1},{y1} {x0},{y1}"/>'
+            f"<TextEquiv><Unicode>{text}</Unicode></TextEquiv></TextLine>"
+            for k, (text, (x0, y0, x1, y1)) in enumerate(lines)
+        )
+        (folder / f"page{i:02d}.xml").write_text(
+            '<?xml version="1.0" encoding="UTF-8"?><PcGts xmlns="http://schema.primaresearch.org/PAGE/gts/'
+            f'pagecontent/2019-07-15"><Page imageFilename="{image.name}" imageWidth="240" imageHeight="160">'
+            f'<TextRegion id="r"><Coords points="0,0 240,0 240,160 0,160"/>{body}</TextRegion>'
+            "</Page></PcGts>",
+            encoding="utf-8",
+        )
+        images.append(image)
+    return images
+
+
+def tiny_start_models(folder: Path) -> tuple[Path, Path]:
+    """A tiny detector and a tiny recognizer (with a CTC head, joint decoding) saved as model folders."""
+    from ocrkit.config import load_config
+    from ocrkit.detection.config import DetectorConfig
+    from ocrkit.detection.task import DetectionTask
+    from ocrkit.recognition.config import RecognizerConfig
+    from ocrkit.recognition.task import RecognitionTask
+
+    det = DetectionTask(load_config(DetectorConfig, REPO / "configs/detector/tiny.yaml"))
+    det.save_pretrained(det.build_model(), folder / "detector")
+    cfg = load_config(
+        RecognizerConfig,
+        REPO / "configs/recognizer/tiny.yaml",
+        ["model.ctc_weight=0.5", "model.decoding=joint"],
+    )
+    rec = RecognitionTask(cfg)
+    rec.save_pretrained(rec.build_model(), folder / "recognizer")
+    return folder / "detector", folder / "recognizer"

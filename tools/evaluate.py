@@ -18,12 +18,12 @@ import json
 import sys
 from pathlib import Path
 
-from ocrkit.boxes import xywh_to_xyxy
 from ocrkit.commands.options import Parser
 from ocrkit.data.manifest import read_jsonl
 from ocrkit.evaluation import (
     drop_unconfident,
     markdown_table,
+    read_coco_pages,
     read_prediction_dir,
     score_records,
     score_subset,
@@ -43,26 +43,11 @@ def coco_files(paths: list[str]) -> list[Path]:
 
 
 def run_ocrkit(coco_path: Path, args: argparse.Namespace) -> dict:
-    from ocrkit.evaluation import load_coco
-    from ocrkit.io import load_image
     from ocrkit.pipeline import OCR
 
     ocr = OCR(args.det_model, args.rec_model, backend=args.backend, threads=args.threads)
-    coco = load_coco(coco_path)
-    pages = {}
-    for image in coco.dataset["images"]:
-        path = coco_path.parent / image["file_name"]
-        if args.gt_boxes:
-            anns = coco.loadAnns(coco.getAnnIds(imgIds=image["id"]))
-            boxes = xywh_to_xyxy([a["bbox"] for a in anns])
-            pages[path.stem] = ocr.read_boxes(load_image(path), boxes, name=str(path))
-        else:
-            pages[path.stem] = ocr.read(load_image(path), name=str(path))
-        if args.save_pred:
-            out = Path(args.save_pred) / coco_path.parent.name / f"{path.stem}.json"
-            out.parent.mkdir(parents=True, exist_ok=True)
-            out.write_text(pages[path.stem].to_json(), encoding="utf-8")
-    return pages
+    save = Path(args.save_pred) / coco_path.parent.name if args.save_pred else None
+    return read_coco_pages(ocr, coco_path, gt_boxes=args.gt_boxes, save_pred=save)
 
 
 def report(results: dict[str, dict], keys: list[str], json_path: str | None) -> int:

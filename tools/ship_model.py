@@ -8,39 +8,22 @@ setting of that kind of model; an unknown key is an error, not a silently ignore
 a detector's score_threshold or a recognizer's joint_gate, so the model card's command is the whole recipe.
 The settings are written in the current format (ocrkit.model_folder).
 
-Loading code casts back to float32 (transformers' default dtype), so inference runs in fp32 with
-fp16-rounded weights; the parity and evaluation numbers in the model cards are measured on the copy.
+The copy itself is ocrkit.shipping.ship (also what `ocrkit train` writes its model folders with); the
+parity and evaluation numbers in the model cards are measured on the copy.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import shutil
 import sys
 from pathlib import Path
-
-from safetensors.torch import load_file, save_file
 
 from ocrkit.commands.options import Parser
 from ocrkit.config import ConfigError, split_override
 from ocrkit.errors import ModelError
-from ocrkit.model_folder import Spec, read_spec, with_settings, write_spec
-
-
-def ship(src: Path, dst: Path, spec: Spec) -> None:
-    """Copy `src` to `dst` with fp16 weights and `spec` as the folder's settings."""
-    dst.mkdir(parents=True, exist_ok=True)
-    for f in src.iterdir():
-        if f.is_file() and f.suffix != ".safetensors":
-            shutil.copy2(f, dst / f.name)
-    write_spec(dst, spec)
-    for weights in src.glob("*.safetensors"):
-        tensors = {
-            k: (v.half() if v.is_floating_point() else v).contiguous()
-            for k, v in load_file(str(weights)).items()
-        }
-        save_file(tensors, str(dst / weights.name), metadata={"format": "pt"})
+from ocrkit.model_folder import read_spec, with_settings
+from ocrkit.shipping import ship
 
 
 def main() -> int:

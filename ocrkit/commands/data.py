@@ -1,4 +1,5 @@
-"""`ocrkit data import|prepare|pack`: real ground truth into training formats, and packed shards."""
+"""`ocrkit data import|prepare|pack|reserve`: real ground truth into training formats, packed shards, and
+the reserved list of evaluation files that every import refuses."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ RESERVED_ENV = "OCRKIT_RESERVED"
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("data", help="import ground truth (PAGE-XML, ALTO, SROIE, line pairs); pack shards")
-    kinds = p.add_subparsers(dest="what", metavar="import|prepare|pack", required=True)
+    kinds = p.add_subparsers(dest="what", metavar="import|prepare|pack|reserve", required=True)
 
     q = kinds.add_parser("import", help="files or folders of ground truth → COCO pages + line crops")
     q.add_argument("sources", nargs="+", type=Path, metavar="SRC", help="ground-truth files or folders")
@@ -25,8 +26,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     q.add_argument("--format", default="auto", help="auto | page | alto | sroie | lines")
     q.add_argument("--license", default="", help="licence recorded on every page and line")
     q.add_argument("--source", default="", help="provenance recorded on every page, e.g. owner/name@commit")
-    q.add_argument("--subset", default="", help="subset name of the lines (default: the first SRC's name)")
-    q.add_argument("--val-share", type=float, default=0.1, help="share of documents in the val split")
+    q.add_argument(
+        "--subset", default="", help="subset name of the lines (default: the first SRC's name, printed)"
+    )
+    q.add_argument(
+        "--val-share",
+        type=float,
+        default=0.1,
+        help="share of documents in the val split (0: none, no val files)",
+    )
     q.add_argument("--case-insensitive", action="store_true", help="transcriptions ignore the print's case")
     _reserved_arg(q)
     q.set_defaults(func=run_import)
@@ -53,6 +61,15 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--codec", choices=(".png", ".webp", ".jpg"), default=".png", help="lines: re-encoding format"
     )
     q.set_defaults(func=run_pack)
+
+    q = kinds.add_parser(
+        "reserve", help="evaluation files → a reserved list (sha256 + perceptual hash) that imports refuse"
+    )
+    q.add_argument("files", nargs="+", type=Path, metavar="FILE", help="images or folders (recursive)")
+    q.add_argument("--out", type=Path, required=True, help="the reserved list to write (.tsv)")
+    q.add_argument("--kind", default="held-out", help="the kind column, e.g. dev or held-out")
+    q.add_argument("--source", default="", help="the source column's prefix, e.g. owner/name@commit")
+    q.set_defaults(func=run_reserve)
 
 
 def _reserved_arg(q: argparse.ArgumentParser) -> None:
@@ -99,6 +116,7 @@ def reserved_hashes(args: argparse.Namespace) -> set[str]:
 
 
 def run_import(args: argparse.Namespace) -> int:
+    from ocrkit.data.ground_truth.card import import_card
     from ocrkit.data.ground_truth.importer import (
         Importer,
         ImportSettings,
@@ -106,11 +124,17 @@ def run_import(args: argparse.Namespace) -> int:
         find_annotations,
         subset_from_folder,
     )
+    from ocrkit.data.ground_truth.reserve import describe_reserved
     from ocrkit.data.ground_truth.text_rules import TextRules
+    from ocrkit.outputs import write_atomic
 
+    if not 0.0 <= args.val_share < 1.0:
+        raise OcrkitError(f"--val-share: expected a share in [0, 1), got {args.val_share}")
     started = time.perf_counter()
     subset = check_subset(args.subset) if args.subset else subset_from_folder(args.sources[0])
-    importer = Importer(args.out, reserved_hashes(args))
+    if not args.subset:
+        print(f"subset: {subset} (the folder's name; --subset NAME to choose another)")
+    importer = Importer(args.out, reserved_hashes(args), near=reserved_phashes(args))
     files, refused = find_annotations(args.sources, args.format)
     importer.summary.failed.update(refused)
     if not files and not refused:
@@ -126,14 +150,30 @@ def run_import(args: argparse.Namespace) -> int:
     )
     importer.add(files, settings)
     importer.finish()
+    if not any(split == "val" for _, split in importer.summary.documents):
+        print("no document in the val split (--val-share): no val files written")
+    card = import_card(importer, [settings], describe_reserved(reserved_path(args), importer))
+    write_atomic(args.out / "DATA_CARD.md", card)
     return _report(importer, started)
+
+
+def reserved_phashes(args: argparse.Namespace):
+    """The reserved list's perceptual hashes (none in a list of sha256 only), with one line if any."""
+    from ocrkit.data.ground_truth.phash import read_reserved_phashes
+
+    near = read_reserved_phashes(reserved_path(args))
+    if len(near):
+        print(f"reserved list: {len(near)} perceptual hashes (resized or re-encoded copies are refused too)")
+    return near
 
 
 def run_prepare(args: argparse.Namespace) -> int:
     from ocrkit.data.ground_truth.sources import prepare
 
     started = time.perf_counter()
-    importer = prepare(args.sources_file, args.clones, args.out, reserved_hashes(args))
+    importer = prepare(
+        args.sources_file, args.clones, args.out, reserved_hashes(args), reserved_phashes(args)
+    )
     return _report(importer, started)
 
 
@@ -142,6 +182,17 @@ def _report(importer, started: float) -> int:
         print(line)
     print(f"written to {importer.out} in {time.perf_counter() - started:.0f} s")
     return 0 if importer.summary.imported else 1
+
+
+def run_reserve(args: argparse.Namespace) -> int:
+    from ocrkit.data.ground_truth.reserve import reserve_rows, write_reserved
+
+    rows = reserve_rows(args.files, args.kind, args.source)
+    if not rows:
+        raise OcrkitError(f"no readable image in {', '.join(map(str, args.files))}")
+    write_reserved(args.out, rows)
+    print(f"{args.out}: {len(rows)} files (sha256 and perceptual hash)")
+    return 0
 
 
 def run_pack(args: argparse.Namespace) -> int:

@@ -39,11 +39,19 @@ def train_command(
         help="stop after this many minutes, validated and checkpointed (train.max_minutes); the schedule "
         "still follows train.steps, so --resume continues it exactly",
     )
+    parser.add_argument(
+        "--fit-minutes",
+        type=float,
+        help="fit the run to this many minutes (train.fit_minutes): time a few steps, then set train.steps "
+        "(at most the configured value) so the cosine schedule ends when the time does",
+    )
     parser.add_argument("--device", choices=("auto", "cpu", "cuda"), help="train.device")
     args = parser.parse_args(argv)
     overrides = list(args.overrides)
     if args.max_minutes is not None:
         overrides.append(f"train.max_minutes={args.max_minutes}")
+    if args.fit_minutes is not None:
+        overrides.append(f"train.fit_minutes={args.fit_minutes}")
     if args.device is not None:
         overrides.append(f"train.device={args.device}")
     try:

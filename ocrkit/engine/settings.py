@@ -27,6 +27,14 @@ class TrainSettings:
     mixed_precision: str = "no"  # no | bf16
     device: str = "auto"  # auto (GPU when available) | cpu | cuda (an error without one)
     max_minutes: float = 0.0  # >0: stop after this many minutes (validate + checkpoint first); resumable
+    # >0: after `fit_probe_steps` timed steps, set `steps` (and eval/save intervals) so the run, its
+    # `fit_evals` validations included, ends within this many minutes of its start: the cosine then
+    # anneals to the end the budget allows instead of being cut off mid-schedule (engine/budget.py);
+    # single-process runs only
+    fit_minutes: float = 0.0
+    fit_probe_steps: int = 4
+    fit_evals: int = 4  # validations in a fitted run, the last at its end
+    validate_first: bool = False  # validate before the first step (the start model's scores, step 0)
     seed: int = 0
     num_workers: int = 0
     log_every: int = 10

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 import random
+import sys
 import time
 from collections.abc import Iterator
 from contextlib import nullcontext
@@ -20,6 +21,7 @@ import torch
 from accelerate import Accelerator
 from torch.utils.data import DataLoader, RandomSampler
 
+from ocrkit.engine.budget import fit_steps
 from ocrkit.engine.checkpoint import (
     TrainerState,
     load_checkpoint,
@@ -33,6 +35,8 @@ from ocrkit.engine.settings import TrainSettings
 from ocrkit.engine.task import Task
 from ocrkit.errors import OcrkitError
 from ocrkit.outputs import replace_folder
+
+EVAL_SHARE = 0.2  # a fitted run spends at most this share of its budget on validations
 
 
 def seed_everything(seed: int) -> None:
@@ -122,17 +126,38 @@ def out_of_time(started: float, max_minutes: float, accelerator: Accelerator | N
 
 
 class Trainer:
-    """Fit a Task for `settings.steps` optimizer steps, with checkpoints, resume, EMA and evaluation."""
+    """Fit a Task for `settings.steps` optimizer steps, with checkpoints, resume, EMA and evaluation.
 
-    def __init__(self, task: Task, settings: TrainSettings, resume: bool = False, config: dict | None = None):
+    `name` prefixes every console line (two runs side by side stay readable); after fit(), `summary`
+    holds what the run did (also out_dir/summary.json)."""
+
+    def __init__(
+        self,
+        task: Task,
+        settings: TrainSettings,
+        resume: bool = False,
+        config: dict | None = None,
+        name: str = "",
+    ):
         self.task = task
         self.s = settings
         self.resume = resume
         self.config = config or {}
         self.out = Path(settings.out_dir)
+        self.prefix = f"{name}: " if name else ""
+        self.evals: list[dict] = []  # {"step", "seconds", **metrics} per validation
+        self._next_eval: int | None = None  # a fitted run's next validation step
+        self._deadline: float | None = None  # a fitted run's last moment to start its final validation
+        self._step_cap = settings.steps  # a fitted run takes at most train.steps
+        self.summary: dict[str, Any] = {}
         # Without cpu=True Accelerate ignores torchrun's env on a GPU-less machine and runs single-process.
         use_cpu = choose_device(settings.device, torch.cuda.is_available()) == "cpu"
         self.accelerator = Accelerator(mixed_precision=settings.mixed_precision, cpu=use_cpu)
+        if settings.fit_minutes > 0 and self.accelerator.num_processes > 1:
+            # each process would time its own steps and could fit another count: the ranks would part
+            raise OcrkitError(
+                "train.fit_minutes: for single-process runs; use train.max_minutes with several"
+            )
         warning = slow_bf16_warning(self.accelerator.device.type, settings.mixed_precision)
         if warning:
             self.accelerator.print(warning)
@@ -217,9 +242,21 @@ class Trainer:
 
         from tqdm.auto import tqdm
 
-        bar = tqdm(total=s.steps, initial=state.step, disable=not acc.is_main_process, dynamic_ncols=True)
-        window_start, window_steps = time.perf_counter(), 0
+        # a progress bar redraws with carriage returns: in a log file that is one endless line, so it is
+        # drawn on terminals only; elsewhere each validation is one line
+        bar = tqdm(
+            total=s.steps,
+            initial=state.step,
+            disable=not acc.is_main_process or not sys.stderr.isatty(),
+            dynamic_ncols=True,
+        )
         started = time.perf_counter()
+        first_step = state.step
+        if s.validate_first and state.step == 0:
+            self._evaluate(model, ema, state, metrics_path)
+        fitting = s.fit_minutes > 0  # until the probe steps are timed and the schedule is fitted
+        probe_start = 0.0
+        window_start, window_steps = time.perf_counter(), 0
         while state.step < s.steps:
             micro = []
             for i in range(s.grad_accum):
@@ -229,7 +266,7 @@ class Trainer:
             grad_norm = self._grad_norm(model)
             skipped = not math.isfinite(grad_norm) or grad_norm > s.skip_grad_norm
             if skipped:
-                acc.print(f"step {state.step}: grad norm {grad_norm:.3g} — step skipped")
+                acc.print(f"{self.prefix}step {state.step}: grad norm {grad_norm:.3g} — step skipped")
             else:
                 optimizer.step()
                 if ema is not None:
@@ -239,6 +276,12 @@ class Trainer:
             state.step += 1
             window_steps += 1
             bar.update(1)
+            if fitting and state.step == first_step + 1:
+                probe_start = time.perf_counter()  # the first step pays one-off costs: not timed
+            if fitting and state.step == first_step + 1 + s.fit_probe_steps:
+                self._fit(state.step, started, (time.perf_counter() - probe_start) / s.fit_probe_steps)
+                bar.total = s.steps
+                fitting = False
             if acc.is_main_process and (state.step % s.log_every == 0 or skipped):
                 elapsed = time.perf_counter() - window_start
                 lr = optimizer.param_groups[0]["lr"]
@@ -257,14 +300,26 @@ class Trainer:
                 )
                 window_start, window_steps = time.perf_counter(), 0
             stopping = out_of_time(started, s.max_minutes, acc)
-            final = state.step == s.steps or stopping
             if stopping:
                 acc.print(
-                    f"step {state.step}: train.max_minutes={s.max_minutes:g} spent; stopping (--resume)"
+                    f"{self.prefix}step {state.step}: train.max_minutes={s.max_minutes:g} spent; "
+                    "stopping (--resume)"
                 )
-            if s.eval_every and (state.step % s.eval_every == 0 or final):
+            # a fitted run that fell behind its pace ends early rather than overrun the budget
+            late = self._deadline is not None and time.perf_counter() > self._deadline
+            final = state.step == s.steps or stopping or late
+            if self._next_eval is not None:
+                due = state.step >= self._next_eval
+            else:
+                due = not fitting and bool(s.eval_every) and state.step % s.eval_every == 0
+            if (s.eval_every or self._next_eval is not None) and (due or final):
                 self._evaluate(model, ema, state, metrics_path)
-            if final or (s.save_every and state.step % s.save_every == 0):
+                if self._next_eval is not None and not final:  # re-fit on the pace seen so far
+                    timed = time.perf_counter() - probe_start - self._eval_seconds()
+                    self._fit(state.step, started, timed / max(1, state.step - first_step - 1), quiet=True)
+            if self._next_eval is None and not fitting:
+                due = bool(s.save_every) and state.step % s.save_every == 0
+            if final or due:
                 acc.wait_for_everyone()
                 if acc.is_main_process:
                     save_checkpoint(
@@ -277,14 +332,56 @@ class Trainer:
                         ema.updates if ema else 0,
                     )
                 acc.wait_for_everyone()
-            if stopping:
+            if stopping or late:
                 break
         bar.close()
         if acc.is_main_process:
             shipped = self._shipped(model, ema)
             replace_folder(self.out / "model", lambda tmp: self.task.save_pretrained(shipped, tmp))
+            self._summarise(state, first_step, time.perf_counter() - started)
         acc.wait_for_everyone()
         return state
+
+    def _eval_seconds(self) -> float:
+        """Validation time spent after the first step (the step-0 one happens before the timing starts)."""
+        return sum(e["seconds"] for e in self.evals if e["step"] > 0)
+
+    def _fit(self, done: int, started: float, s_per_step: float, quiet: bool = False) -> None:
+        """Set train.steps and the validation/checkpoint interval to fill train.fit_minutes."""
+        s = self.s
+        per_eval = max((e["seconds"] for e in self.evals[-2:]), default=0.0)
+        left = s.fit_minutes * 60 - (time.perf_counter() - started)
+        evals_left = max(1, s.fit_evals - sum(1 for e in self.evals if e["step"] > 0))
+        if per_eval > 0:  # validations take at most EVAL_SHARE of what is left: a short budget trains
+            evals_left = max(1, min(evals_left, int(EVAL_SHARE * left / per_eval)))
+        s.steps = fit_steps(done, left, s_per_step, per_eval, evals_left, self._step_cap)
+        self._next_eval = min(s.steps, done + math.ceil((s.steps - done) / evals_left))
+        self._deadline = started + s.fit_minutes * 60 - per_eval
+        if not quiet:
+            self.accelerator.print(
+                f"{self.prefix}{s_per_step:.2f} s/step: {s.steps} steps fill the {s.fit_minutes:.1f} min "
+                f"budget with {evals_left} validations of ~{per_eval:.0f} s; cosine to step {s.steps}"
+            )
+
+    def _summarise(self, state: TrainerState, first_step: int, seconds: float) -> None:
+        """summary.json and one console line: steps, time, pace, first/last/best validation."""
+        steps = state.step - first_step
+        training = seconds - sum(e["seconds"] for e in self.evals)
+        self.summary = {
+            "steps": state.step,
+            "seconds": round(seconds, 1),
+            "s_per_step": round(training / steps, 3) if steps else None,  # validations left out
+            "best_metric": self.s.best_metric or None,
+            "best_step": state.best_step,
+            "best_value": state.best_value,
+            "first_eval": self.evals[0] if self.evals else None,
+            "last_eval": self.evals[-1] if self.evals else None,
+        }
+        (self.out / "summary.json").write_text(json.dumps(self.summary, indent=2), encoding="utf-8")
+        line = f"{self.prefix}done: {state.step} steps in {seconds / 60:.1f} min"
+        if state.best_value is not None:
+            line += f", best {self.s.best_metric}={state.best_value:.4f} at step {state.best_step}"
+        self.accelerator.print(line)
 
     def _shipped(self, model: torch.nn.Module, ema: ModelEma | None) -> torch.nn.Module:
         return ema.module if ema is not None else self.accelerator.unwrap_model(model)
@@ -310,11 +407,15 @@ class Trainer:
             net = self._shipped(model, ema)
             was_training = net.training
             net.eval()
+            started = time.perf_counter()
             with torch.no_grad(), acc.autocast():
                 metrics = self.task.evaluate(net)
             net.train(was_training)
+            self.evals.append({"step": state.step, "seconds": time.perf_counter() - started, **metrics})
             self._log(path, {"step": state.step, "eval": metrics})
-            acc.print(f"step {state.step}: " + ", ".join(f"{k}={v:.4f}" for k, v in metrics.items()))
+            acc.print(
+                f"{self.prefix}step {state.step}: " + ", ".join(f"{k}={v:.4f}" for k, v in metrics.items())
+            )
             plot_curves(path, self.out / "curves.png")
             key = self.s.best_metric
             if key and key in metrics:

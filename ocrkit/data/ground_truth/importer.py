@@ -1,10 +1,12 @@
 """Import line-level ground truth into the two formats training reads: a COCO page set and a line manifest.
 
 Every input file is checked against a list of reserved sha256 hashes (evaluation pages) and refused on a
-match; identical images reached twice are imported once. Splits are by document (a hash of its path),
-never by line, so no page contributes to both train and val. Bad input is one warning naming the file,
-counted by reason; the import goes on and always writes the manifests of what it accepted. Every file
-read stays inside its source folder (paths.guard) and every file written stays inside `out`.
+match, and every image against the list's perceptual hashes, so a resized or re-encoded copy of an
+evaluation page is refused too (ocrkit/data/ground_truth/phash.py); identical images reached twice are
+imported once. Splits are by document (a hash of its path), never by line, so no page contributes to
+both train and val. Bad input is one warning naming the file, counted by reason; the import goes on and
+always writes the manifests of what it accepted. Every file read stays inside its source folder
+(paths.guard) and every file written stays inside `out`.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import cv2
 import numpy as np
 
 from ocrkit.data.ground_truth.paths import guard
+from ocrkit.data.ground_truth.phash import NearDuplicates, phash
 from ocrkit.data.ground_truth.readers import FORMATS, GtPage, read_page, sniff_format
 from ocrkit.data.ground_truth.text_rules import TextRules
 from ocrkit.errors import InputError, OcrkitError
@@ -49,6 +52,7 @@ class ImportSettings:
     rules: TextRules = field(default_factory=TextRules)
     val_share: float = 0.1
     split_by: str = "file"  # file | folder: which path decides a document's split
+    split: str = ""  # train | val: every document goes there (no hash split); "" = split by val_share
     max_page_side: int = MAX_PAGE_SIDE
     root: Path | None = None  # paths in provenance are relative to this
 
@@ -63,6 +67,7 @@ class ImportSummary:
     duplicates: int = 0
     failed: Counter = field(default_factory=Counter)  # reason → files that could not be used
     dropped: Counter = field(default_factory=Counter)  # reason → lines
+    documents: Counter = field(default_factory=Counter)  # (subset, split) → pages or line images imported
 
     def lines_out(self) -> list[str]:
         out = [
@@ -171,10 +176,15 @@ class Importer:
     """Writes `out/pages/{coco.json,images/}` and `out/lines/{lines.jsonl,<crops>}` over `add` calls."""
 
     def __init__(
-        self, out: str | Path, reserved: set[str], warn: Callable[[str], None] | None = None
+        self,
+        out: str | Path,
+        reserved: set[str],
+        warn: Callable[[str], None] | None = None,
+        near: NearDuplicates | None = None,
     ) -> None:
         self.out = Path(out)
         self.reserved = reserved
+        self.near = near or NearDuplicates()  # perceptual hashes of the reserved pages
         self.warn = warn or (lambda msg: print(f"warning: {msg}", file=sys.stderr))
         self.summary = ImportSummary()
         self._seen: set[str] = set()
@@ -210,9 +220,15 @@ class Importer:
         self._seen.add(hashes[0])
         rel = self._relative(page.annotation, s, root)
         subset = s.subset or "imported"
-        split = document_split(rel, s)
+        split = s.split or document_split(rel, s)
         provenance = {"source": f"{s.source}:{self._relative(page.image, s, root)}", "license": s.license}
         image = load_image(page.image)  # RGB, EXIF-rotated, 16-bit and palette images converted
+        if self.near.matches(phash(image)):
+            self.summary.refused += 1
+            self.warn(
+                f"{page.image}: a copy of a page reserved for evaluation (resized or re-encoded); refused"
+            )
+            return
         name = _safe_name(rel, hashes[0])
         if page.is_line_image:
             self._add_line_image(page, image, name, subset, split, provenance, s)
@@ -234,6 +250,7 @@ class Importer:
         self._write_page(image, name, lines, subset, split, provenance, s)
         self._write_crops(image, name, lines, subset, split, provenance, s)
         self.summary.pages[subset] += 1
+        self.summary.documents[subset, split] += 1
 
     def _write_page(self, image, name, lines, subset, split, provenance, s: ImportSettings) -> None:
         h, w = image.shape[:2]
@@ -299,6 +316,7 @@ class Importer:
             return
         gray = cv2.cvtColor(image, cv2.COLOR_RGB2GRAY)
         self._add_line(gray, f"{subset}/{name}.png", text, subset, split, provenance, s)
+        self.summary.documents[subset, split] += 1
 
     def _add_line(self, crop, rel: str, text: str, subset, split, provenance, s: ImportSettings) -> None:
         self._write_image(self.out / "lines" / rel, crop)
@@ -337,7 +355,9 @@ class Importer:
             lines = self.out / "lines"
             subsets = sorted({r["subset"] for r in self._lines})
             for split in ("train", "val"):
-                write_atomic(lines / f"{split}.jsonl", _jsonl(r for r in self._lines if r["split"] == split))
+                chosen = [r for r in self._lines if r["split"] == split]
+                if chosen:  # an empty manifest would only fail later, in a trainer
+                    write_atomic(lines / f"{split}.jsonl", _jsonl(chosen))
                 for subset in subsets:  # per-subset manifests, for weighted mixtures
                     chosen = [r for r in self._lines if r["split"] == split and r["subset"] == subset]
                     if chosen:

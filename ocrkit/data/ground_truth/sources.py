@@ -23,6 +23,7 @@ from ocrkit.data.ground_truth.importer import (
     check_subset,
     find_annotations,
 )
+from ocrkit.data.ground_truth.phash import NearDuplicates
 from ocrkit.data.ground_truth.text_rules import DEFAULT_MARKUP, TextRules
 from ocrkit.errors import InputError, OcrkitError
 from ocrkit.outputs import write_atomic
@@ -97,10 +98,17 @@ def clone_commit(clone: Path) -> str:
         return ""
 
 
-def prepare(sources_file: str | Path, clones: str | Path, out: str | Path, reserved: set[str]) -> Importer:
-    """Import each source present in `clones` into `out`; write out/DATA_CARD.md. Returns the importer."""
+def prepare(
+    sources_file: str | Path,
+    clones: str | Path,
+    out: str | Path,
+    reserved: set[str],
+    near: NearDuplicates | None = None,
+) -> Importer:
+    """Import each source present in `clones` into `out`; write out/DATA_CARD.md. Returns the importer.
+    `near`: perceptual hashes of the reserved pages, whose resized or re-encoded copies are refused too."""
     clones, out = Path(clones), Path(out)
-    importer = Importer(out, reserved)
+    importer = Importer(out, reserved, near=near)
     rows = []
     for source in load_sources(sources_file):
         clone = find_clone(clones, source.repo)

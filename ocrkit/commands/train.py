@@ -1,0 +1,128 @@
+"""`ocrkit train`: fine-tune the detector and the recognizer on your own pages in one command."""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+from ocrkit.commands.data import _reserved_arg, reserved_path
+from ocrkit.commands.options import positive_float, positive_int
+from ocrkit.errors import OcrkitError
+
+PREFIXES = {"det": "detector", "rec": "recognizer"}
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "train",
+        help="fine-tune both models on your ground truth within a time budget, with a before/after report",
+        description="Import PAGE-XML / ALTO / SROIE / line-pair folders, fine-tune the detector and the "
+        "recognizer from the shipped (or given) models within --minutes, and write OUT/detector, "
+        "OUT/recognizer, their ONNX export OUT/onnx/ and OUT/REPORT.md.",
+    )
+    p.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="ground-truth files or folders")
+    p.add_argument("--out", type=Path, required=True, help="a new (or empty) folder for everything written")
+    p.add_argument("--minutes", type=positive_float, default=30.0, help="the whole budget, import to report")
+    p.add_argument(
+        "--val",
+        nargs="+",
+        type=Path,
+        default=[],
+        metavar="PATH",
+        help="validation pages; default: a share of PATH",
+    )
+    p.add_argument(
+        "--val-share", type=float, default=0.1, help="without --val: share of documents kept for it"
+    )
+    start = p.add_argument_group("models to start from (and the threads to train them with)")
+    start.add_argument(
+        "--det-model",
+        type=Path,
+        metavar="DIR_OR_NAME",
+        help="detector folder, or the name of a shipped model (see `ocrkit models`); "
+        "default: the shipped detector",
+    )
+    start.add_argument(
+        "--rec-model",
+        type=Path,
+        metavar="DIR_OR_NAME",
+        help="recognizer folder, or the name of a shipped model (see `ocrkit models`); "
+        "default: the shipped recognizer",
+    )
+    start.add_argument(
+        "--threads",
+        type=positive_int,
+        help="CPU threads for the models; default: the backend's own choice (one per physical core)",
+    )
+    p.add_argument("--only", choices=("det", "rec"), help="fine-tune one model; the other stays as it is")
+    p.add_argument("--format", default="auto", help="auto | page | alto | sroie | lines")
+    p.add_argument("--license", default="", help="licence recorded on every page and line")
+    p.add_argument("--source", default="", help="provenance recorded on every page; default: the folder name")
+    p.add_argument("--subset", default="", help="name of the imported subset; default: the first PATH's name")
+    p.add_argument("--case-insensitive", action="store_true", help="transcriptions ignore the print's case")
+    p.add_argument(
+        "--one-by-one",
+        action="store_true",
+        help="train the models one after the other with all threads (default: side by side, one thread each)",
+    )
+    p.add_argument("--no-export", action="store_true", help="skip the ONNX export")
+    p.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="det.KEY=VALUE|rec.KEY=VALUE",
+        help="override a recipe key, e.g. --set rec.train.lr=5e-5 --set det.finetune.synth_weight=0",
+    )
+    _reserved_arg(p)
+    p.set_defaults(func=run)
+
+
+def split_overrides(items: list[str]) -> dict[str, list[str]]:
+    """`det.train.lr=1e-5` → {"detector": ["train.lr=1e-5"]}."""
+    out: dict[str, list[str]] = {}
+    for item in items:
+        prefix, _, rest = item.partition(".")
+        if prefix not in PREFIXES or not rest:
+            raise OcrkitError(f"--set {item!r}: expected det.KEY=VALUE or rec.KEY=VALUE")
+        out.setdefault(PREFIXES[prefix], []).append(rest)
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    started = time.time()  # the budget includes loading torch and the models' code (a minute on a busy CPU)
+    from ocrkit.data.ground_truth.importer import check_subset, subset_from_folder
+    from ocrkit.finetune.data import Provenance
+    from ocrkit.finetune.run import TrainRequest, train
+
+    if not 0.0 < args.val_share < 1.0:
+        raise OcrkitError(f"--val-share: expected a share in (0, 1), got {args.val_share}")
+    for path in [*args.paths, *args.val]:
+        if not path.exists():
+            raise OcrkitError(f"{path}: not found")
+    subset = check_subset(args.subset) if args.subset else subset_from_folder(args.paths[0])
+    if not args.subset:
+        print(f"subset: {subset} (the first PATH's name; --subset NAME to choose another)")
+    request = TrainRequest(
+        paths=args.paths,
+        out=args.out,
+        minutes=args.minutes,
+        val_paths=args.val,
+        det_model=args.det_model,
+        rec_model=args.rec_model,
+        only=args.only,
+        reserved=reserved_path(args),
+        provenance=Provenance(
+            subset, args.license, args.source, args.format, case_sensitive=not args.case_insensitive
+        ),
+        val_share=args.val_share,
+        parallel=False if args.one_by_one else None,
+        overrides=split_overrides(args.overrides),
+        threads=args.threads or 0,
+        export=not args.no_export,
+        started=started,
+    )
+    train(request)
+    print(f"report: {args.out / 'REPORT.md'}")
+    return 0

@@ -1,0 +1,89 @@
+"""Perceptual hashes of page images, so a resized or re-encoded copy of an evaluation page is recognised.
+
+A sha256 only matches byte-identical files; a page saved again as JPEG, scaled, or converted to gray has
+another sha256 but the same picture. The hash here is a DCT hash (pHash) of 256 bits: the grayscale image
+shrunk to 128 × 128, its 2-D DCT, and one bit per coefficient of the 16 × 16 lowest frequencies (the mean
+brightness left out) saying whether it lies above their median. Re-encoding and resizing barely move those
+frequencies. The common 64-bit pHash (8 × 8 frequencies) sees only the layout of a page: distinct pages
+of one ruled register came 2 bits apart, as close as copies; with 256 bits they stayed >= 20 apart while
+copies (a quarter of the size, JPEG quality 30) stayed <= 8 (docs/training.md).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from ocrkit.errors import InputError
+
+PREFIX = "dct256:"  # names the hash kind in the reserved list, so another kind can be added beside it
+SIDE, FREQS = 128, 16
+NEAR_BITS = 12  # at most this many differing bits: the same picture
+_VALUE = re.compile(rf"{PREFIX}([0-9a-f]{{{FREQS * FREQS // 4}}})")
+
+
+def phash(image: np.ndarray) -> bytes:
+    """The 256-bit DCT hash (32 bytes) of an RGB or grayscale uint8 image."""
+    gray = image if image.ndim == 2 else cv2.cvtColor(image, cv2.COLOR_RGB2GRAY)
+    small = cv2.resize(gray, (SIDE, SIDE), interpolation=cv2.INTER_AREA).astype(np.float32)
+    low = cv2.dct(small)[:FREQS, :FREQS].flatten()
+    bits = low > np.median(low[1:])
+    bits[0] = False  # the mean brightness says nothing about the picture
+    return np.packbits(bits).tobytes()
+
+
+def phash_text(value: bytes) -> str:
+    """The hash as the reserved list writes it: `dct256:` and 64 hex digits."""
+    return PREFIX + value.hex()
+
+
+def distance(a: bytes, b: bytes) -> int:
+    """Differing bits of two hashes."""
+    return int(np.unpackbits(np.bitwise_xor(np.frombuffer(a, np.uint8), np.frombuffer(b, np.uint8))).sum())
+
+
+class NearDuplicates:
+    """Perceptual hashes that answer "is this picture one of them, give or take a re-encoding"."""
+
+    def __init__(self, hashes: list[bytes] | None = None, max_bits: int = NEAR_BITS) -> None:
+        unique = sorted(set(hashes or []))
+        self.hashes = np.frombuffer(b"".join(unique), np.uint8).reshape(len(unique), FREQS * FREQS // 8)
+        self.max_bits = max_bits
+
+    def __len__(self) -> int:
+        return len(self.hashes)
+
+    def nearest(self, value: bytes) -> int | None:
+        """Bits to the closest listed hash (None when the list is empty)."""
+        if not len(self.hashes):
+            return None
+        xor = np.bitwise_xor(self.hashes, np.frombuffer(value, np.uint8))
+        return int(np.unpackbits(xor, axis=1).sum(axis=1).min())
+
+    def matches(self, value: bytes) -> bool:
+        if not informative(value):  # a blank or flat image: every such image hashes alike
+            return False
+        nearest = self.nearest(value)
+        return nearest is not None and nearest <= self.max_bits
+
+
+def informative(value: bytes) -> bool:
+    """Whether a hash describes a picture: a flat image (blank paper, one grey) has no frequency above
+    the median, so its hash is (nearly) all zeros and would match every other flat image."""
+    return int(np.unpackbits(np.frombuffer(value, np.uint8)).sum()) >= FREQS * FREQS // 4
+
+
+def read_reserved_phashes(path: str | Path | None) -> NearDuplicates:
+    """The perceptual hashes of a reserved list: every `dct256:<hex>` value in it, as `ocrkit data
+    reserve` writes them in a `phash` column beside each sha256. A list without them gives an empty set."""
+    if path is None:
+        return NearDuplicates()
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(path, f"cannot read the reserved list ({exc.__class__.__name__})") from None
+    return NearDuplicates([bytes.fromhex(m) for m in _VALUE.findall(text.lower())])

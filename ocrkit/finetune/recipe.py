@@ -1,0 +1,116 @@
+"""Fine-tuning recipes: the YAML files in ocrkit/finetune/recipes/ turned into training configs.
+
+A recipe holds the choices (learning rates, warm-up, batch size, how much synthetic data to mix in); the
+start model's folder holds what fine-tuning must keep (architecture, input geometry, post-processing,
+tokenizer, decoding), so a fine-tuned folder reads pages exactly as its start model did.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Literal
+
+from ocrkit.config import ConfigError, apply_overrides, from_dict, read_yaml
+from ocrkit.decode.ctc import Decoding
+from ocrkit.detection.config import DetectorConfig
+from ocrkit.model_folder import read_spec
+from ocrkit.recognition.config import RecognizerConfig
+
+Model = Literal["detector", "recognizer"]
+RECIPES = Path(__file__).parent / "recipes"
+
+
+@dataclass
+class Mixing:
+    """How much freshly rendered synthetic data joins the user's (the recipe's `finetune:` section)."""
+
+    synth: int = 0  # items rendered per run, at most
+    synth_per_minute: float = 0.0  # and at most this many per minute of the budget
+    synth_weight: float = 0.0  # their share of each epoch
+
+    def count(self, budget_minutes: float) -> int:
+        return int(min(self.synth, self.synth_per_minute * budget_minutes))
+
+
+def load_recipe(
+    kind: Model, overrides: list[str] | None = None, path: Path | None = None
+) -> tuple[dict, Mixing]:
+    """(the training config as a dict, the mixing settings) of the shipped recipe or `path`, with
+    `--set`-style overrides (`train.lr=1e-4`, `finetune.synth_weight=0.3`) applied."""
+    data = apply_overrides(read_yaml(path or RECIPES / f"{kind}.yaml"), overrides or [])
+    mixing = from_dict(Mixing, data.pop("finetune", None) or {}, "finetune")
+    return data, mixing
+
+
+def _train_source(own: str, synth: str | None, weight: float) -> str | list:
+    if synth is None or weight <= 0:
+        return own
+    return [{"path": own, "weight": 1.0 - weight}, {"path": synth, "weight": weight}]
+
+
+def detector_config(
+    recipe: dict, start: Path, train: str, val: str, synth: str | None, weight: float, out_dir: Path
+) -> DetectorConfig:
+    """The detector's training config: recipe choices, the start folder's geometry and queries."""
+    spec = read_spec(start, "detector")
+    hf = json.loads((start / "config.json").read_text(encoding="utf-8"))
+    fixed = {
+        "model": {
+            "pretrained": str(start),
+            "num_queries": hf.get("num_queries", 300),
+            "num_denoising": hf.get("num_denoising", 100),
+        },
+        "data": {
+            "train": _train_source(train, synth, weight),
+            "val": val,
+            "longest": spec.longest,
+            "divisor": spec.divisor,
+            "square": spec.square,
+        },
+        "post": asdict(spec.post),
+        "train": {"out_dir": str(out_dir)},
+    }
+    return from_dict(DetectorConfig, _merge(recipe, fixed))
+
+
+def recognizer_config(
+    recipe: dict, start: Path, train: str, val: str, synth: str | None, weight: float, out_dir: Path
+) -> RecognizerConfig:
+    """The recognizer's training config: recipe choices, the start folder's geometry and decoding."""
+    spec = read_spec(start, "recognizer")
+    has_head = (start / spec.ctc_head).is_file()
+    decoding = Decoding(spec.decoding) if has_head else Decoding.ATTENTION
+    model = {"pretrained": str(start), "decoding": decoding.value}
+    if not has_head:
+        model["ctc_weight"] = 0.0
+    elif float(recipe.get("model", {}).get("ctc_weight", 0.0)) <= 0 and decoding.reads_head:
+        raise ConfigError("model.ctc_weight: the start model reads with its CTC head; keep it above 0")
+    else:
+        model["ctc_frames_per_patch"] = spec.ctc_frames_per_patch
+    for key in ("size", "max_target_length", "joint_ctc_weight", "joint_gate", "joint_alternatives"):
+        value = getattr(spec, key)
+        if value is not None:
+            model[key] = value
+    p = spec.preprocess
+    fixed = {
+        "model": model,
+        "data": {
+            "train": _train_source(train, synth, weight),
+            "val": val,
+            "longest": p.longest,
+            "max_height": p.max_height,
+            "grayscale": p.grayscale,
+            "pad_value": p.pad_value,
+        },
+        "train": {"out_dir": str(out_dir)},
+    }
+    return from_dict(RecognizerConfig, _merge(recipe, fixed))
+
+
+def _merge(base: dict, top: dict) -> dict:
+    out = dict(base)
+    for key, value in top.items():
+        out[key] = _merge(out.get(key) or {}, value) if isinstance(value, dict) else value
+    return out

@@ -1,0 +1,178 @@
+"""OUT/REPORT.md, OUT/report.json and OUT/learning_curves.png of an `ocrkit train` run.
+
+Before and after, side by side: the pair on validation pages (line F1, page CER, bag-of-words F1, s/page),
+the recognizer's CER on the annotated line boxes, the detector's line F1 during its own validation, and
+the data card of what the models were trained on.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+from ocrkit.engine.curves import read_metrics
+from ocrkit.finetune.data import UserData
+from ocrkit.outputs import write_atomic
+
+CURVES = "learning_curves.png"
+
+
+def kept_eval(run: dict) -> dict:
+    """The validation of the kept model: at the best step, else the last."""
+    best = run["summary"].get("best_step")
+    evals = run["evals"]
+    chosen = [e for e in evals if e["step"] == best] or evals[-1:]
+    return chosen[0] if chosen else {}
+
+
+def model_scores(runs: dict) -> dict:
+    """Per trained model: steps, pace, and its own validation at step 0 and for the kept model."""
+    out = {}
+    for kind, run in runs.items():
+        evals = run["evals"]
+        out[kind] = {
+            "steps": run["summary"].get("steps"),
+            "s_per_step": run["summary"].get("s_per_step"),
+            "best_step": run["summary"].get("best_step"),
+            "threads": run.get("threads"),
+            "synthetic_items": run.get("synthetic"),
+            "decoding": run.get("decoding"),
+            "before": _clean(evals[0]) if evals else None,
+            "after": _clean(kept_eval(run)) if evals else None,
+        }
+    return out
+
+
+def _clean(record: dict) -> dict:
+    return {k: round(v, 4) if isinstance(v, float) else v for k, v in record.items()}
+
+
+def write_report(out: Path, facts: dict, data: UserData) -> dict:
+    """Write the three report files; returns the report.json content."""
+    runs = facts.pop("runs")
+    report = {**facts, "models": model_scores(runs), "data": _data_facts(data)}
+    rec = report["models"].get("recognizer")
+    for side in ("before", "after"):
+        if report.get(side) is not None and rec and rec[side]:
+            chosen = rec["decoding"] if side == "after" and rec.get("decoding") else None
+            report[side]["box_cer"] = rec[side].get(f"cer_{chosen}", rec[side].get("cer"))
+    plot_curves({kind: Path(run["dir"]).parent / "metrics.jsonl" for kind, run in runs.items()}, out / CURVES)
+    write_atomic(out / "report.json", json.dumps(report, indent=2, default=str))
+    write_atomic(out / "REPORT.md", markdown(report, data.card))
+    return report
+
+
+def _data_facts(data: UserData) -> dict:
+    s = data.summary
+    return {
+        "documents": {f"{subset}/{split}": n for (subset, split), n in sorted(s.documents.items())},
+        "pages": sum(s.pages.values()),
+        "line_boxes": sum(s.boxes.values()),
+        "line_crops": sum(s.lines.values()),
+        "refused_reserved": s.refused,
+        "duplicates": s.duplicates,
+        "unreadable": sum(s.failed.values()),
+    }
+
+
+def _f(value: object, digits: int = 3) -> str:
+    return f"{value:.{digits}f}" if isinstance(value, int | float) and not isinstance(value, bool) else "–"
+
+
+def markdown(report: dict, card: str) -> str:
+    before, after = report.get("before"), report.get("after")
+    lines = [
+        "# Fine-tuning report",
+        "",
+        f"Budget {report['budget_minutes']:g} min, used {report['elapsed_minutes']:g} min. Start models: "
+        + ", ".join(f"{k} `{v}`" for k, v in report["start_models"].items())
+        + ".",
+        "",
+    ]
+    if before is not None:
+        lines += [
+            f"## The pair on {before['pages']} validation pages",
+            "",
+            "| | line F1 | precision | recall | page CER | BoW F1 | CER on annotated boxes | s/page |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
+        for name, row in (("before (start models)", before), ("after (fine-tuned)", after)):
+            if row is not None:
+                lines.append(
+                    f"| {name} | {_f(row['f1'])} | {_f(row['precision'])} | {_f(row['recall'])} | "
+                    f"{_f(row['cer'])} | {_f(row['bow_f1'])} | {_f(row.get('box_cer'))} | "
+                    f"{_f(row['s_per_page'], 2)} |"
+                )
+        lines.append("")
+    lines += ["## Each model on its own validation", ""]
+    lines += [
+        "| model | steps | s/step | kept step | metric | step 0 | kept |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for kind, m in report["models"].items():
+        keys = (
+            ("f1", "map50") if kind == "detector" else ("cer", "cer_attention", "cer_ctc", "cer_joint", "wer")
+        )
+        for key in keys:
+            if key not in (m["before"] or {}):
+                continue
+            lines.append(
+                f"| {kind} | {m['steps']} | {_f(m['s_per_step'], 2)} | {m['best_step']} | {key} | "
+                f"{_f((m['before'] or {}).get(key))} | {_f((m['after'] or {}).get(key))} |"
+            )
+    plan = report["plan"]
+    decoding = report["models"].get("recognizer", {}).get("decoding")
+    if decoding:
+        lines += ["", f"The fine-tuned recognizer reads with {decoding} decoding, the best at its kept step."]
+    lines += [
+        "",
+        f"Training plan: {'side by side' if plan['side_by_side'] else 'one after the other'}, "
+        f"{plan['threads_per_model']} thread(s) per model; the schedules were fitted to the budget and the "
+        "model kept is the best by validation (line F1 for the detector, CER for the recognizer).",
+        "",
+        f"![learning curves]({CURVES})",
+        "",
+        "## Using the models",
+        "",
+        "```bash",
+    ]
+    outputs = report["outputs"]
+    det = outputs.get("detector", report["start_models"]["detector"])
+    rec = outputs.get("recognizer", report["start_models"]["recognizer"])
+    lines.append(f"ocrkit infer page.png --det-model {det} --rec-model {rec}")
+    if "onnx_detector" in outputs or "onnx_recognizer" in outputs:
+        onnx_det = outputs.get("onnx_detector", "detector")
+        onnx_rec = outputs.get("onnx_recognizer", "recognizer")
+        lines.append(f"ocrkit infer page.png --backend onnx --det-model {onnx_det} --rec-model {onnx_rec}")
+    lines += ["```", "", "## Data"]
+    lines += card.splitlines()[2:]  # the card without its title
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def plot_curves(metrics: dict[str, Path], out_png: Path) -> None:
+    """Per model: training loss and validation metric over steps, one row of panels."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    kinds = [k for k, p in metrics.items() if p.is_file()]
+    if not kinds:
+        return
+    fig, axes = plt.subplots(len(kinds), 2, figsize=(9, 3 * len(kinds)), squeeze=False)
+    for row, kind in zip(axes, kinds, strict=True):
+        train, evals = read_metrics(metrics[kind])
+        row[0].plot([r["step"] for r in train], [r["loss"] for r in train], lw=0.8)
+        row[0].set_title(f"{kind}: training loss")
+        key = "f1" if kind == "detector" else "cer"
+        pts = [(r["step"], r["eval"][key]) for r in evals if key in r["eval"]]
+        row[1].plot([p[0] for p in pts], [p[1] for p in pts], marker="o", ms=3)
+        row[1].set_title(f"{kind}: validation {'line F1' if key == 'f1' else 'CER'}")
+        for ax in row:
+            ax.set_xlabel("step")
+    fig.tight_layout()
+    png = io.BytesIO()
+    fig.savefig(png, format="png", dpi=80)
+    plt.close(fig)
+    write_atomic(out_png, png.getvalue())

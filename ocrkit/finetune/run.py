@@ -1,0 +1,351 @@
+"""`ocrkit train`: import a user's pages, fine-tune both models within a time budget, ship, export, report.
+
+The budget is the whole command. It pays, in order: the import; the start pair's scores on validation
+pages (at most EVAL_SHARE of the budget, the pages read then are read again at the end); the two
+training runs, each fitting its cosine schedule to the time left (engine/budget.py); the fp16 copies
+and their ONNX export (EXPORT_SECONDS); and the final scores. The two runs go side by side, one thread
+each, when there are two or more cores: on the 2-core reference machine that gave each model more steps
+than running them one after the other with both threads (docs/training.md).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from multiprocessing import get_context
+from pathlib import Path
+from typing import Any
+
+from ocrkit import zoo
+from ocrkit.config import ConfigError
+from ocrkit.errors import OcrkitError
+from ocrkit.finetune.data import Provenance, UserData, import_user_data
+from ocrkit.finetune.recipe import Model, detector_config, load_recipe, recognizer_config
+from ocrkit.model_folder import check_folder
+
+EVAL_SHARE = 0.1  # of the budget, for the start pair's page scores (the same again at the end)
+EXPORT_SECONDS = 40.0  # fp16 copies + ONNX export of both models (~25 s measured on 2 cores)
+SAFETY = 0.03  # of the budget, kept free for what the estimates miss
+# READING: pages are scored with half the threads. With one other busy process on a 2-core machine, a page
+# took 54 s to read with 2 threads and 8.5 s with 1 (threads waiting for a busy core stall each other).
+KINDS: tuple[Model, ...] = ("detector", "recognizer")
+
+
+@dataclass
+class TrainRequest:
+    paths: list[Path]
+    out: Path
+    minutes: float = 30.0
+    val_paths: list[Path] = field(default_factory=list)
+    det_model: str | None = None
+    rec_model: str | None = None
+    only: str | None = None  # det | rec
+    reserved: Path | None = None
+    provenance: Provenance = field(default_factory=lambda: Provenance(subset=""))
+    val_share: float = 0.1
+    parallel: bool | None = None  # None: side by side when both models train and there are >= 2 cores
+    overrides: dict[str, list[str]] = field(default_factory=dict)  # kind → `--set`-style recipe overrides
+    threads: int = 0  # 0: all cores
+    export: bool = True
+    started: float = 0.0  # time.time() the budget counts from (0: when train() is called)
+
+
+@dataclass
+class Job:
+    """One model's training run, as handed to a worker process."""
+
+    kind: Model
+    config: Any  # DetectorConfig | RecognizerConfig
+    threads: int
+    deadline: float  # time.time() by which the run, its last validation included, is over
+    synth: int  # synthetic items to render first
+    synth_dir: Path
+    seed: int = 0
+
+
+def say(message: str) -> None:
+    print(message, flush=True)
+
+
+def train(req: TrainRequest) -> dict:
+    """Run everything `ocrkit train` does; returns the report (also written to OUT/report.json)."""
+    from ocrkit.data.ground_truth.reserve import describe_reserved, guarded_importer
+
+    started = req.started or time.time()
+    deadline = started + req.minutes * 60
+    check_out_dir(req.out)
+    starts = {
+        "detector": zoo.resolve(req.det_model, "detector"),
+        "recognizer": zoo.resolve(req.rec_model, "recognizer"),
+    }
+    for kind, folder in starts.items():
+        check_folder(folder, kind)
+    recipes = {kind: load_recipe(kind, req.overrides.get(kind)) for kind in KINDS}
+    work = req.out / "work"
+    importer = guarded_importer(req.out / "data", req.reserved)
+    data = import_user_data(
+        req.paths,
+        req.val_paths,
+        req.out / "data",
+        importer,
+        req.provenance,
+        req.val_share,
+        describe_reserved(req.reserved, importer),
+    )
+    for line in data.summary.lines_out():
+        say(f"import: {line}")
+    kinds = trainable(req.only, data)
+    threads = req.threads or os.cpu_count() or 1
+    reading = max(1, threads // 2)  # threads for page scoring (see READING)
+    work.mkdir(parents=True, exist_ok=True)
+
+    report_pages, before = None, None
+    if data.val_pages is not None:
+        from ocrkit.finetune.scoring import score_pair_within
+
+        t = time.time()
+        report_pages, before = score_pair_within(
+            starts["detector"],
+            starts["recognizer"],
+            data.val_pages,
+            EVAL_SHARE * req.minutes * 60,
+            reading,
+            work,
+        )
+        eval_seconds = time.time() - t
+        say(f"start pair on {before['pages']} validation pages: " + _pair_line(before))
+    else:
+        eval_seconds = 0.0
+        say("no validation pages (only line images): the pair is not scored, only the recognizer")
+
+    end_of_training = deadline - eval_seconds - EXPORT_SECONDS - SAFETY * req.minutes * 60
+    parallel = req.parallel if req.parallel is not None else (len(kinds) > 1 and threads >= 2)
+    jobs = plan_jobs(kinds, recipes, starts, data, work, req, threads, parallel, end_of_training)
+    until = time.strftime("%H:%M:%S", time.localtime(jobs[-1].deadline))
+    how = "side by side" if parallel and len(kinds) > 1 else "one after the other"
+    say(f"training {' and '.join(kinds)} {how}, {jobs[0].threads} thread(s) each, until {until}")
+    runs = run_jobs(jobs, parallel)
+
+    finals = dict(starts)
+    outputs: dict[str, str] = {}
+    for kind, run in runs.items():
+        finals[kind] = ship_best(kind, run, req.out / kind)
+        outputs[kind] = str(finals[kind])
+    if req.export:
+        outputs.update(export_models({k: finals[k] for k in runs}, req.out / "onnx"))
+
+    after = None
+    if report_pages is not None:
+        from ocrkit.finetune.scoring import score_pair
+
+        after = score_pair(finals["detector"], finals["recognizer"], report_pages, reading)
+        say(f"fine-tuned pair on the same {after['pages']} pages: " + _pair_line(after))
+
+    from ocrkit.finetune.report import write_report
+
+    return write_report(
+        req.out,
+        {
+            "budget_minutes": req.minutes,
+            "elapsed_minutes": round((time.time() - started) / 60, 2),
+            "plan": {
+                "side_by_side": parallel and len(kinds) > 1,
+                "threads_per_model": jobs[0].threads,
+                "start_scoring_seconds": round(eval_seconds, 1),
+            },
+            "start_models": {k: str(v) for k, v in starts.items()},
+            "before": before,
+            "after": after,
+            "runs": runs,
+            "outputs": outputs,
+        },
+        data,
+    )
+
+
+def check_out_dir(out: Path) -> None:
+    """OUT must be new or empty: a run never mixes its files with an earlier one's."""
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise OcrkitError(f"--out {out}: exists and is not empty; choose a new folder")
+    source_tree = Path(zoo.__file__).resolve().parent
+    if out.resolve() == source_tree or source_tree in out.resolve().parents:
+        raise OcrkitError(f"--out {out}: inside the ocrkit package; choose a folder outside it")
+
+
+def trainable(only: str | None, data: UserData) -> list[Model]:
+    """The models this data can train (`only` narrows them): pages with boxes for the detector, line
+    crops for the recognizer, each with its validation split."""
+    wanted = {"det": ["detector"], "rec": ["recognizer"], None: list(KINDS)}[only]
+    kinds: list[Model] = []
+    for kind in wanted:
+        have = (
+            (data.train_pages, data.val_pages) if kind == "detector" else (data.train_lines, data.val_lines)
+        )
+        if all(p is not None for p in have):
+            kinds.append(kind)
+        elif only is not None or kind == "recognizer":
+            raise OcrkitError(f"the imported data has no {kind} training and validation set")
+        else:
+            say("the data holds no pages with line boxes: only the recognizer is trained")
+    return kinds
+
+
+def plan_jobs(
+    kinds: list[Model],
+    recipes: dict,
+    starts: dict[str, Path],
+    data: UserData,
+    work: Path,
+    req: TrainRequest,
+    threads: int,
+    parallel: bool,
+    end: float,
+) -> list[Job]:
+    """One Job per model: its config (recipe + start folder + data), threads and deadline."""
+    now = time.time()
+    if end - now < 10:
+        raise OcrkitError(
+            f"--minutes {req.minutes:g}: after the import and the start scores, {max(0, end - now):.0f} s "
+            "are left for training; give a larger budget"
+        )
+    side = parallel and len(kinds) > 1
+    per_model = max(1, threads // len(kinds)) if side else threads
+    jobs, start_at = [], now
+    for i, kind in enumerate(kinds):
+        recipe, mixing = recipes[kind]
+        share = 1.0 if side else 1.0 / (len(kinds) - i)  # sequential: an equal part of what is left
+        count = mixing.count(req.minutes)
+        synth_dir = work / f"synth_{kind}"
+        synth_file = synth_dir / ("coco.json" if kind == "detector" else "lines.jsonl")
+        build = detector_config if kind == "detector" else recognizer_config
+        own = (data.train_pages, data.val_pages) if kind == "detector" else (data.train_lines, data.val_lines)
+        try:
+            config = build(
+                recipe,
+                starts[kind],
+                str(own[0]),
+                str(own[1]),
+                str(synth_file) if count else None,
+                mixing.synth_weight,
+                work / kind,
+            )
+        except ConfigError as exc:
+            raise OcrkitError(f"{kind} recipe: {exc}") from None
+        config.train.torch_threads = per_model
+        deadline = end if side else start_at + (end - start_at) * share
+        jobs.append(Job(kind, config, per_model, deadline, count, synth_dir))
+        if not side:
+            start_at = deadline
+    return jobs
+
+
+def run_jobs(jobs: list[Job], parallel: bool) -> dict[str, dict]:
+    """Run the jobs (in worker processes side by side, or here one after the other)."""
+    if parallel and len(jobs) > 1:
+        with ProcessPoolExecutor(len(jobs), mp_context=get_context("spawn")) as pool:
+            futures = {job.kind: pool.submit(fit_job, job) for job in jobs}
+            return {kind: future.result() for kind, future in futures.items()}
+    return {job.kind: fit_job(job) for job in jobs}
+
+
+def fit_job(job: Job) -> dict:
+    """Render the job's synthetic data, then train until its deadline (in a worker process or here)."""
+    import torch
+
+    from ocrkit.config import to_dict
+    from ocrkit.engine.trainer import Trainer
+
+    torch.set_num_threads(job.threads)
+    if job.synth:
+        render_synthetic(job)
+    if job.kind == "detector":
+        from ocrkit.detection.task import DetectionTask as TaskClass
+    else:
+        from ocrkit.recognition.task import RecognitionTask as TaskClass
+    task = TaskClass(job.config)
+    job.config.train.fit_minutes = max(0.05, (job.deadline - time.time()) / 60)
+    trainer = Trainer(task, job.config.train, config=to_dict(job.config), name=job.kind)
+    trainer.fit()
+    out = Path(job.config.train.out_dir)
+    best = out / "best"
+    return {
+        "dir": str(best if best.is_dir() else out / "model"),
+        "summary": trainer.summary,
+        "evals": trainer.evals,
+        "synthetic": job.synth,
+        "threads": job.threads,
+    }
+
+
+def render_synthetic(job: Job) -> None:
+    """Fresh synthetic pages or lines for the job's mixture (seeded: a rerun renders the same)."""
+    from ocrkit.data.synth import generate_lines, generate_pages
+
+    t = time.time()
+    make = generate_pages if job.kind == "detector" else generate_lines
+    make(job.synth_dir, job.synth, seed=job.seed + 7, progress=False)
+    what = "pages" if job.kind == "detector" else "lines"
+    say(f"{job.kind}: {job.synth} synthetic {what} rendered in {time.time() - t:.0f} s")
+
+
+def ship_best(kind: Model, run: dict, dst: Path) -> Path:
+    """The kept model (best by validation) as an fp16 folder at `dst`. A recognizer with a CTC head
+    reads with the decoding (attention, ctc, joint) that scored best at the kept step: on a new hand the
+    TrOCR decoder may adapt faster than the CTC head that joint decoding also trusts."""
+    from ocrkit.finetune.report import kept_eval
+    from ocrkit.model_folder import read_spec, with_settings
+    from ocrkit.shipping import ship
+
+    trained = Path(run["dir"])
+    spec = read_spec(trained)
+    scores = {name: kept_eval(run).get(f"cer_{name}") for name in ("attention", "ctc", "joint")}
+    scores = {name: cer for name, cer in scores.items() if cer is not None}
+    if kind == "recognizer" and scores:
+        best = min(scores, key=lambda name: (scores[name], name != spec.decoding))
+        run["decoding"] = best
+        if best != spec.decoding:
+            say(
+                f"recognizer: reads with {best} decoding (validation CER {scores[best]:.4f}, "
+                f"{spec.decoding} {scores[spec.decoding]:.4f})"
+            )
+            spec = with_settings(spec, {"decoding": best}, trained)
+    return ship(trained, dst, spec)
+
+
+def export_models(folders: dict[str, Path], out: Path) -> dict[str, str]:
+    """ONNX exports of the fine-tuned folders (for `--backend onnx`); a missing extra is a warning."""
+    try:
+        for module in zoo.EXPORT_MODULES:
+            from ocrkit.extras import require
+
+            require(module, "export", "exporting the fine-tuned models to ONNX")
+    except OcrkitError as exc:
+        print(f"warning: {exc}; no ONNX export written", file=sys.stderr)
+        return {}
+    import contextlib
+    import warnings
+
+    from ocrkit.export.detector import export_detector
+    from ocrkit.export.recognizer import export_recognizer
+
+    done = {}
+    out.mkdir(parents=True, exist_ok=True)
+    # the exporters' own messages (tracer warnings, tolerance checks) go to a log, not the console
+    with open(out / "export.log", "w", encoding="utf-8") as log, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for kind, folder in folders.items():
+            with contextlib.redirect_stdout(log), contextlib.redirect_stderr(log):
+                (export_detector if kind == "detector" else export_recognizer)(folder, out / kind)
+            done[f"onnx_{kind}"] = str(out / kind)
+    say(f"ONNX export: {', '.join(done.values())} (messages in {out / 'export.log'})")
+    return done
+
+
+def _pair_line(scores: dict) -> str:
+    return (
+        f"line F1 {scores['f1']:.3f}, page CER {scores['cer']:.3f}, BoW F1 {scores['bow_f1']:.3f}, "
+        f"{scores['s_per_page']:.2f} s/page"
+    )

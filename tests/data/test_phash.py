@@ -1,0 +1,90 @@
+"""Perceptual hashes: copies of a reserved page (resized, re-encoded, gray) are refused, other pages are not;
+`ocrkit data reserve` writes them, `ocrkit data import` writes a data card and no empty val files."""
+
+from __future__ import annotations
+
+import json
+
+import cv2
+import numpy as np
+import pytest
+from fixtures import run_cli, text_pages
+
+from ocrkit.data.ground_truth.phash import NearDuplicates, distance, phash, read_reserved_phashes
+from ocrkit.io import load_image
+
+
+@pytest.fixture(autouse=True)
+def no_reserved_env(monkeypatch):
+    monkeypatch.delenv("OCRKIT_RESERVED", raising=False)
+
+
+def copies(image: np.ndarray) -> dict[str, np.ndarray]:
+    h, w = image.shape[:2]
+    _, jpeg = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, 30])
+    return {
+        "half size": cv2.resize(image, (w // 2, h // 2), interpolation=cv2.INTER_AREA),
+        "1.7x size": cv2.resize(image, (int(w * 1.7), int(h * 1.7)), interpolation=cv2.INTER_CUBIC),
+        "jpeg 30": cv2.imdecode(jpeg, cv2.IMREAD_COLOR),
+        "gray": cv2.cvtColor(image, cv2.COLOR_RGB2GRAY),
+    }
+
+
+def test_copies_stay_near_and_other_pages_far(tmp_path):
+    pages = [load_image(p) for p in text_pages(tmp_path, 6)]
+    reserved = NearDuplicates([phash(pages[0])])
+    for name, copy in copies(pages[0]).items():
+        assert distance(phash(copy), phash(pages[0])) <= 8, name
+        assert reserved.matches(phash(copy)), name
+    for other in pages[1:]:  # same layout, other words: still far apart
+        assert distance(phash(other), phash(pages[0])) > 2 * reserved.max_bits
+        assert not reserved.matches(phash(other))
+
+
+def test_flat_images_never_match_each_other():
+    flat = NearDuplicates([phash(np.full((40, 90), 200, np.uint8))])
+    assert not flat.matches(phash(np.full((20, 80), 200, np.uint8)))
+    assert NearDuplicates().nearest(phash(np.zeros((8, 8), np.uint8))) is None
+
+
+def test_a_resized_copy_of_a_reserved_page_is_refused_by_import(tmp_path, capsys):
+    images = text_pages(tmp_path / "eval", 1, seed=3)
+    code, out, _ = run_cli(["data", "reserve", tmp_path / "eval", "--out", tmp_path / "reserved.tsv"], capsys)
+    assert code == 0 and "1 files" in out
+    listed = (tmp_path / "reserved.tsv").read_text().splitlines()
+    assert listed[1] == "sha256\tkind\tsource\tphash" and listed[2].split("\t")[2] == "page00.png"
+    assert len(read_reserved_phashes(tmp_path / "reserved.tsv")) == 1
+    # the training folder holds a half-size JPEG copy of the reserved page (other bytes, other sha256)
+    # beside two pages of its own
+    train = tmp_path / "train"
+    text_pages(train, 2, seed=4)
+    image = cv2.imread(str(images[0]))
+    cv2.imwrite(str(train / "copy.jpg"), cv2.resize(image, (120, 80), interpolation=cv2.INTER_AREA))
+    xml = (tmp_path / "eval" / "page00.xml").read_text()
+    (train / "copy.xml").write_text(
+        xml.replace("page00.png", "copy.jpg").replace('imageWidth="240" imageHeight="160"', ""), "utf-8"
+    )
+    code, out, err = run_cli(
+        ["data", "import", train, "--out", tmp_path / "out", "--reserved", tmp_path / "reserved.tsv"], capsys
+    )
+    assert code == 0
+    assert "subset: train (the folder's name" in out
+    assert "refused (reserved for evaluation): 1" in out and "train: 2 pages" in out
+    assert "copy.jpg: a copy of a page reserved for evaluation" in err
+    card = (tmp_path / "out" / "DATA_CARD.md").read_text()
+    assert "| train | train |" in card and "1 sha256, 1 perceptual hashes" in card
+    assert "copies): 1" in card
+
+
+def test_val_share_zero_writes_no_empty_val_files(tmp_path, capsys):
+    text_pages(tmp_path / "gt", 3)
+    args = ["data", "import", tmp_path / "gt", "--out", tmp_path / "out", "--no-reserved", "--subset", "mine"]
+    code, out, _ = run_cli([*args, "--val-share", "0"], capsys)
+    assert code == 0 and "no val files written" in out and "subset:" not in out
+    assert (tmp_path / "out" / "lines" / "train.jsonl").is_file()
+    assert not (tmp_path / "out" / "lines" / "val.jsonl").exists()
+    assert not (tmp_path / "out" / "pages" / "coco_val.json").exists()
+    coco = json.loads((tmp_path / "out" / "pages" / "coco_train.json").read_text())
+    assert len(coco["images"]) == 3 and "| mine |" in (tmp_path / "out" / "DATA_CARD.md").read_text()
+    code, _, err = run_cli([*args, "--val-share", "1"], capsys)
+    assert code == 2 and "--val-share" in err

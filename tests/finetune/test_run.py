@@ -1,0 +1,122 @@
+"""`ocrkit train` end to end on tiny models: one-minute budget, report, loadable model folders, reserved
+copies refused; and the pieces it is made of (split, recipes, output folder, options)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import cv2
+import pytest
+from fixtures import REPO, run_cli, text_pages, tiny_start_models
+
+from ocrkit.cli import main
+from ocrkit.commands.train import split_overrides
+from ocrkit.errors import OcrkitError
+from ocrkit.finetune.data import split_files
+from ocrkit.finetune.recipe import detector_config, load_recipe, recognizer_config
+from ocrkit.finetune.run import check_out_dir
+
+
+@pytest.fixture(autouse=True)
+def no_reserved_env(monkeypatch):
+    monkeypatch.delenv("OCRKIT_RESERVED", raising=False)
+
+
+def test_split_keeps_a_share_for_validation_at_least_one_never_all():
+    files = [(Path(f"doc{i}.xml"), "page") for i in range(5)]
+    train, val = split_files(files, 0.1)
+    assert len(val) == 1 and len(train) == 4 and split_files(files, 0.1) == (train, val)
+    assert len(split_files(files, 0.9)[0]) == 1  # one document always trains
+    assert len(split_files(files[:2], 0.1)[1]) == 1
+    with pytest.raises(OcrkitError, match="at least 2"):
+        split_files(files[:1], 0.1)
+
+
+def test_recipes_keep_the_start_models_geometry_and_decoding(tmp_path):
+    recipe, mixing = load_recipe("detector", ["train.lr=1e-5", "finetune.synth_weight=0.3"])
+    assert mixing.synth_weight == 0.3 and mixing.count(1.0) == 2 and mixing.count(60) == mixing.synth
+    cfg = detector_config(
+        recipe, REPO / "ocrkit/models/detector", "t.json", "v.json", "s.json", 0.3, tmp_path
+    )
+    assert (cfg.data.longest, cfg.model.num_queries, cfg.post.score_threshold) == (960, 300, 0.4)
+    assert cfg.train.lr == 1e-5 and cfg.data.train[1] == {"path": "s.json", "weight": 0.3}
+    recipe, _ = load_recipe("recognizer")
+    cfg = recognizer_config(
+        recipe, REPO / "ocrkit/models/recognizer", "t.jsonl", "v.jsonl", None, 0.2, tmp_path
+    )
+    assert (cfg.model.decoding, cfg.model.joint_gate, cfg.data.max_height) == ("joint", 0.9, 32)
+    assert cfg.model.ctc_weight > 0 and cfg.data.train == "t.jsonl" and cfg.train.validate_first
+
+
+def test_output_folder_and_options_are_checked(tmp_path):
+    (tmp_path / "used").mkdir()
+    (tmp_path / "used" / "x").write_text("x")
+    with pytest.raises(OcrkitError, match="not empty"):
+        check_out_dir(tmp_path / "used")
+    with pytest.raises(OcrkitError, match="inside the ocrkit package"):
+        check_out_dir(REPO / "ocrkit" / "runs")
+    assert split_overrides(["det.train.lr=1", "rec.data.val_limit=5"]) == {
+        "detector": ["train.lr=1"],
+        "recognizer": ["data.val_limit=5"],
+    }
+    with pytest.raises(OcrkitError, match="det.KEY=VALUE"):
+        split_overrides(["train.lr=1"])
+
+
+@pytest.mark.slow
+def test_train_end_to_end_in_one_minute(tmp_path, capfd):
+    gt = tmp_path / "gt"
+    text_pages(gt, 8)
+    # an evaluation page: reserved, and a resized copy of it hides among the training pages
+    (evaluation,) = text_pages(tmp_path / "eval", 1, seed=9)
+    assert main(["data", "reserve", str(evaluation), "--out", str(tmp_path / "reserved.tsv")]) == 0
+    small = cv2.resize(cv2.imread(str(evaluation)), (180, 120), interpolation=cv2.INTER_AREA)
+    cv2.imwrite(str(gt / "copy.jpg"), small)
+    xml = evaluation.with_suffix(".xml").read_text().replace(evaluation.name, "copy.jpg")
+    (gt / "copy.xml").write_text(xml.replace('imageWidth="240" imageHeight="160"', ""))
+    det, rec = tiny_start_models(tmp_path / "start")
+    out = tmp_path / "out"
+    capfd.readouterr()
+    args = ["train", gt, "--out", out, "--minutes", "1", "--det-model", det, "--rec-model", rec]
+    assert main([str(a) for a in [*args, "--reserved", tmp_path / "reserved.tsv"]]) == 0
+    printed = capfd.readouterr()
+    assert (
+        "\r" not in printed.out and "detector: step 0:" in printed.out and "recognizer: done:" in printed.out
+    )
+    assert "a copy of a page reserved for evaluation" in printed.err
+
+    report = json.loads((out / "report.json").read_text())
+    assert report["elapsed_minutes"] < 1.5 and report["data"]["refused_reserved"] == 1
+    for side in ("before", "after"):
+        assert report[side]["pages"] >= 1
+        assert {"f1", "cer", "bow_f1", "box_cer", "s_per_page"} <= set(report[side])
+    for kind, metric in (("detector", "f1"), ("recognizer", "cer")):
+        model = report["models"][kind]
+        assert model["before"]["step"] == 0 and metric in model["after"] and model["steps"] >= 2
+    md = (out / "REPORT.md").read_text()
+    assert "| before (start models) |" in md and "| after (fine-tuned) |" in md and "| gt | gt |" in md
+    assert (out / "learning_curves.png").read_bytes()[:4] == b"\x89PNG"
+    assert (out / "data" / "DATA_CARD.md").is_file()
+
+    page = gt / "page00.png"
+    for backend, d, r in (
+        ("torch", out / "detector", out / "recognizer"),
+        ("onnx", out / "onnx" / "detector", out / "onnx" / "recognizer"),
+    ):
+        code = main(["infer", str(page), "--backend", backend, "--det-model", str(d), "--rec-model", str(r)])
+        assert code == 0, backend
+    # a second run into the same folder is refused before any work
+    code, _, err = run_cli([*args, "--no-reserved"], capfd)
+    assert code == 2 and "not empty" in err
+
+
+@pytest.mark.parametrize("kind", ["detector", "recognizer"])
+def test_step_by_step_configs_use_the_recipes_training_choices(kind):
+    from ocrkit.config import read_yaml
+
+    recipe, _ = load_recipe(kind)
+    config = read_yaml(REPO / "configs" / kind / "finetune.yaml")
+    keys = [k for k in recipe["train"] if k not in ("steps", "log_every", "fit_probe_steps", "fit_evals")]
+    assert {k: config["train"][k] for k in keys} == {k: recipe["train"][k] for k in keys}
+    assert config["data"]["val_limit"] == recipe["data"]["val_limit"]
