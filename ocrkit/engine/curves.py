@@ -38,6 +38,13 @@ def plot_curves(metrics_path: Path, out_png: Path) -> None:
         ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", ms=3)
         ax.set_title(name)
         ax.set_xlabel("step")
+    save_figure(fig, out_png)
+
+
+def save_figure(fig, out_png: Path) -> None:
+    """Lay out, write as PNG atomically (a reader never sees half a picture) and release a figure."""
+    import matplotlib.pyplot as plt
+
     fig.tight_layout()
     png = io.BytesIO()
     fig.savefig(png, format="png", dpi=80)

@@ -7,11 +7,10 @@ the data card of what the models were trained on.
 
 from __future__ import annotations
 
-import io
 import json
 from pathlib import Path
 
-from ocrkit.engine.curves import read_metrics
+from ocrkit.engine.curves import read_metrics, save_figure
 from ocrkit.finetune.data import UserData
 from ocrkit.outputs import write_atomic
 
@@ -65,14 +64,15 @@ def write_report(out: Path, facts: dict, data: UserData) -> dict:
 
 def _data_facts(data: UserData) -> dict:
     s = data.summary
+    totals = s.totals()
     return {
         "documents": {f"{subset}/{split}": n for (subset, split), n in sorted(s.documents.items())},
-        "pages": sum(s.pages.values()),
-        "line_boxes": sum(s.boxes.values()),
-        "line_crops": sum(s.lines.values()),
-        "refused_reserved": s.refused,
-        "duplicates": s.duplicates,
-        "unreadable": sum(s.failed.values()),
+        "pages": totals["pages"],
+        "line_boxes": totals["boxes"],
+        "line_crops": totals["lines"],
+        "refused_reserved": totals["refused"],
+        "duplicates": totals["duplicates"],
+        "unreadable": totals["failed"],
     }
 
 
@@ -171,8 +171,4 @@ def plot_curves(metrics: dict[str, Path], out_png: Path) -> None:
         row[1].set_title(f"{kind}: validation {'line F1' if key == 'f1' else 'CER'}")
         for ax in row:
             ax.set_xlabel("step")
-    fig.tight_layout()
-    png = io.BytesIO()
-    fig.savefig(png, format="png", dpi=80)
-    plt.close(fig)
-    write_atomic(out_png, png.getvalue())
+    save_figure(fig, out_png)

@@ -69,6 +69,19 @@ class ImportSummary:
     dropped: Counter = field(default_factory=Counter)  # reason → lines
     documents: Counter = field(default_factory=Counter)  # (subset, split) → pages or line images imported
 
+    def totals(self) -> dict[str, int]:
+        """Every count summed over subsets and reasons (data cards, reports, per-source deltas)."""
+        return {
+            "pages": sum(self.pages.values()),
+            "lines": sum(self.lines.values()),
+            "boxes": sum(self.boxes.values()),
+            "chars": sum(self.chars.values()),
+            "refused": self.refused,
+            "duplicates": self.duplicates,
+            "failed": sum(self.failed.values()),
+            "dropped": sum(self.dropped.values()),
+        }
+
     def lines_out(self) -> list[str]:
         out = [
             f"{s}: {self.pages[s]} pages, {self.boxes[s]} line boxes, {self.lines[s]} line crops, "

@@ -152,17 +152,7 @@ def prepare(
 
 
 def _snapshot(importer: Importer) -> dict:
-    s = importer.summary
-    return {
-        "pages": sum(s.pages.values()),
-        "lines": sum(s.lines.values()),
-        "boxes": sum(s.boxes.values()),
-        "chars": sum(s.chars.values()),
-        "refused": s.refused,
-        "duplicates": s.duplicates,
-        "failed": sum(s.failed.values()),
-        "dropped": sum(s.dropped.values()),
-    }
+    return importer.summary.totals()
 
 
 def _delta(before: dict, after: dict) -> dict:
