@@ -76,10 +76,9 @@ def import_user_data(
             raise OcrkitError(f"no usable ground truth in --val {', '.join(map(str, val_paths))}{why}")
     else:
         files, val_files = split_files(files, val_share)
-    settings = []
-    # validation first: a page given in both lands in val only (the second import skips it as a duplicate)
-    for split, chosen, where in (("val", val_files, val_paths or paths), ("train", files, paths)):
-        st = ImportSettings(
+
+    def settings_for(split: str, where: list[Path]) -> ImportSettings:
+        return ImportSettings(
             source=provenance.source or where[0].resolve().name,
             license=provenance.license,
             subset=provenance.subset,
@@ -88,8 +87,16 @@ def import_user_data(
             split=split,
             root=where[0] if where[0].is_dir() else where[0].parent,
         )
-        importer.add(chosen, st)
-        settings.append(st)
+
+    # validation first: a page given in both lands in val only (the second import skips it as a duplicate)
+    val_settings = settings_for("val", val_paths or paths)
+    importer.add(val_files, val_settings)
+    while not val_paths and not _imported(importer, "val") and len(files) > 1:
+        # every document kept for validation was refused (a reserved page, a bad file): keep another
+        importer.add([files.pop()], val_settings)
+    train_settings = settings_for("train", paths)
+    importer.add(files, train_settings)
+    settings = [val_settings, train_settings]
     importer.finish()
     card = import_card(importer, settings[1:], reserved)
     write_atomic(out / "DATA_CARD.md", card)
@@ -106,3 +113,8 @@ def import_user_data(
         importer.summary,
         card,
     )
+
+
+def _imported(importer: Importer, split: str) -> int:
+    """Documents the importer has taken into `split` so far."""
+    return sum(n for (_, each), n in importer.summary.documents.items() if each == split)

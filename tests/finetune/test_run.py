@@ -12,8 +12,9 @@ from fixtures import REPO, run_cli, text_pages, tiny_start_models
 
 from ocrkit.cli import main
 from ocrkit.commands.train import split_overrides
+from ocrkit.data.ground_truth.importer import Importer, find_annotations, sha256_file
 from ocrkit.errors import OcrkitError
-from ocrkit.finetune.data import split_files
+from ocrkit.finetune.data import Provenance, import_user_data, split_files
 from ocrkit.finetune.recipe import detector_config, load_recipe, recognizer_config
 from ocrkit.finetune.run import check_out_dir
 
@@ -62,6 +63,23 @@ def test_output_folder_and_options_are_checked(tmp_path):
     }
     with pytest.raises(OcrkitError, match="det.KEY=VALUE"):
         split_overrides(["train.lr=1"])
+
+
+def test_a_refused_validation_document_is_replaced_by_another(tmp_path):
+    """The split picks validation documents before the reserved list is consulted: when every one it
+    picked is refused, another document is kept for validation, so the run still has both sets."""
+    gt = tmp_path / "gt"
+    text_pages(gt, 4)
+    files, _ = find_annotations([gt], "auto")
+    _, (picked, *_) = split_files(files, 0.1)
+    reserved = {sha256_file(picked[0].with_suffix(".png"))}
+    importer = Importer(tmp_path / "data", reserved, warn=lambda msg: None)
+    data = import_user_data([gt], [], tmp_path / "data", importer, Provenance("mine"), 0.1, "list")
+    assert importer.summary.refused == 1
+    assert data.val_lines is not None and data.train_lines is not None
+    val = (tmp_path / "data" / "lines" / "val.jsonl").read_text().splitlines()
+    train = (tmp_path / "data" / "lines" / "train.jsonl").read_text().splitlines()
+    assert len(val) == 3 and len(train) == 6  # 3 lines a page: one page kept for validation, two for training
 
 
 @pytest.mark.slow
