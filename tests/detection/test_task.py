@@ -7,7 +7,9 @@ from fixtures import REPO, TINY, make_coco
 
 from ocrkit.config import load_config
 from ocrkit.detection import create_detector, load_detector
+from ocrkit.detection.compat import accepted_kwargs
 from ocrkit.detection.config import DetectorConfig
+from ocrkit.detection.factory import RANDOM_INIT
 from ocrkit.detection.loss import CIoUDetrLoss
 from ocrkit.detection.task import DetectionTask
 from ocrkit.errors import ModelError
@@ -19,7 +21,11 @@ def test_factory_builds_every_arch_without_downloads(arch, size):
     model = create_detector(arch, size, num_queries=7)
     cfg = model.config
     assert cfg.id2label == {0: "text_line"} and cfg.num_queries == 7
-    assert cfg.use_pretrained_backbone is False and cfg.freeze_backbone_batch_norms is False
+    assert cfg.freeze_backbone_batch_norms is False and cfg.anchor_image_size is None
+    declared = accepted_kwargs(type(cfg), RANDOM_INIT)
+    assert all(getattr(cfg, k) == v for k, v in declared.items())
+    # keys the installed transformers does not declare stay out of config.json
+    assert not (set(RANDOM_INIT) - set(declared)) & set(cfg.to_dict())
     assert isinstance(model.loss_function, CIoUDetrLoss) and model.training
 
 
