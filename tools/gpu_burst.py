@@ -7,8 +7,8 @@
 Built for short loans of a GPU that sees only a copy of the working tree: the data come as Parquet shards
 inside the tree (`ocrkit data pack`, see configs/recognizer/burst.yaml and configs/detector/burst.yaml),
 training stops on the time budget after validating, and the result is a handful of files under --out: the
-best model's weights in fp16 safetensors (+ the recognizer's CTC head), its config.json and settings, the
-metrics log, and a summary of the throughput measured.
+best model's weights in fp16 safetensors (+ the recognizer's CTC head, the detector's config.json), its
+settings, the metrics log, and a summary of the throughput measured.
 """
 
 from __future__ import annotations
@@ -148,8 +148,8 @@ def throughput(metrics: Path, samples_per_step: int, unit: str = "lines") -> dic
 
 
 def export(model_dir: Path, out: Path, run_dir: Path, kind: str = "recognizer") -> None:
-    """fp16 weights (+ the recognizer's CTC head) + config.json + settings + metrics: what a shipped folder
-    needs beside the recognizer's tokenizer."""
+    """fp16 weights + settings + metrics, and the detector's config.json or the recognizer's CTC head: what
+    a shipped folder needs beside the recognizer's tokenizer and config."""
     from safetensors.torch import load_file, save_file
 
     from ocrkit.model_folder import read_spec, write_spec
@@ -160,7 +160,8 @@ def export(model_dir: Path, out: Path, run_dir: Path, kind: str = "recognizer") 
     save_file({k: v.contiguous() for k, v in half.items()}, str(out / "model.safetensors"), {"format": "pt"})
     if (model_dir / "ctc_head.safetensors").is_file():
         shutil.copy2(model_dir / "ctc_head.safetensors", out / "ctc_head.safetensors")
-    shutil.copy2(model_dir / "config.json", out / "config.json")
+    if kind == "detector":  # the recognizer's architecture is the shipped one's
+        shutil.copy2(model_dir / "config.json", out / "config.json")
     write_spec(out, read_spec(model_dir, kind))
     shutil.copy2(run_dir / "metrics.jsonl", out / "metrics.jsonl")
 
