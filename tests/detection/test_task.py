@@ -29,6 +29,16 @@ def test_factory_builds_every_arch_without_downloads(arch, size):
     assert isinstance(model.loss_function, CIoUDetrLoss) and model.training
 
 
+def test_each_decoder_layer_keeps_its_own_heads_shared_with_the_decoder():
+    # transformers 5 also declares ties of layers 1.. to layer 0; ocrkit.detection.compat drops them
+    model = create_detector("dfine", "n", num_queries=7, **{**TINY, "decoder_layers": 2})
+    first, second = (head.layers[0].weight for head in model.bbox_embed)
+    assert first is not second and not torch.equal(first, second)
+    assert model.model.decoder.bbox_embed[1].layers[0].weight is second
+    assert model.model.decoder.class_embed[1].weight is model.class_embed[1].weight
+    assert len(create_detector("dfine", "n", num_queries=7, **TINY).bbox_embed) == 1  # one layer builds
+
+
 def test_from_pretrained_reheads_to_one_class(tmp_path):
     source = create_detector("dfine", "n", num_queries=12, **TINY)
     source.config.num_labels = 3  # pretend a 3-class (e.g. COCO) checkpoint
