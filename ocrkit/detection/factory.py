@@ -32,7 +32,7 @@ from transformers import (
     RTDetrV2ForObjectDetection,
 )
 
-from ocrkit.detection.compat import accepted_kwargs, untie_layer_copies
+from ocrkit.detection.compat import accepted_kwargs, behave_as_457
 from ocrkit.detection.config import DEFAULT_NUM_QUERIES
 from ocrkit.detection.loss import install_ciou_loss
 
@@ -190,7 +190,7 @@ def create_detector(
     pretrained: a hub id or local `save_pretrained` folder; its head is replaced for one class
     (`ignore_mismatched_sizes`), `arch`/`size` are then ignored, and `num_queries`/overrides still apply.
     """
-    untie_layer_copies()
+    behave_as_457()
     if pretrained:
         model = AutoModelForObjectDetection.from_pretrained(
             str(pretrained),

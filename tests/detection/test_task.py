@@ -39,6 +39,23 @@ def test_each_decoder_layer_keeps_its_own_heads_shared_with_the_decoder():
     assert len(create_detector("dfine", "n", num_queries=7, **TINY).bbox_embed) == 1  # one layer builds
 
 
+def test_page_shaped_inputs_get_the_position_embedding_of_transformers_457():
+    from transformers.models.d_fine import modeling_d_fine
+
+    from ocrkit.detection.compat import position_embedding_457
+
+    create_detector("dfine", "n", num_queries=7, **TINY)  # makes transformers 5 compute as 4.57
+    emb = position_embedding_457(height=3, width=5, embed_dim=8)
+    row = torch.arange(15.0)  # laid out width-major: row i holds w = i // 3, h = i % 3
+    w, h = row // 3, row % 3  # columns: sin w, cos w, sin h, cos h, two frequencies each (the first is 1)
+    torch.testing.assert_close(emb[:, [0, 2, 4, 6]], torch.stack([w.sin(), w.cos(), h.sin(), h.cos()], 1))
+    if hasattr(modeling_d_fine, "build_2d_sinusoidal_position_embedding"):  # transformers 5
+        assert modeling_d_fine.build_2d_sinusoidal_position_embedding is position_embedding_457
+    else:
+        legacy = modeling_d_fine.DFineHybridEncoder.build_2d_sincos_position_embedding(5, 3, 8)
+        torch.testing.assert_close(legacy[0], emb)
+
+
 def test_from_pretrained_reheads_to_one_class(tmp_path):
     source = create_detector("dfine", "n", num_queries=12, **TINY)
     source.config.num_labels = 3  # pretend a 3-class (e.g. COCO) checkpoint

@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -58,3 +59,35 @@ def test_detectors_and_shipped_models_work_with_the_other_transformers():
     assert shipped["same_text"] == shipped["lines"] > 50
     (onnx,) = (r for r in results if r["check"] == "shipped_onnx")
     assert onnx["lines"] > 50 and onnx["max_box_diff_px"] < 0.05
+
+
+PAGE_SHAPED = textwrap.dedent(
+    """
+    import sys, numpy as np, torch
+    from ocrkit.detection import load_detector
+    model = load_detector("ocrkit/models/detector").model  # trained: its encoder attends by position
+    pixels = torch.rand(1, 3, 640, 384, generator=torch.Generator().manual_seed(1))  # page-shaped
+    with torch.no_grad():
+        out = model(pixel_values=pixels)
+    np.save(sys.argv[1], torch.cat([out.logits, out.pred_boxes], -1)[0].numpy())
+    """
+)
+
+
+@pytest.mark.skipif(
+    not OTHER, reason="OCRKIT_OTHER_TRANSFORMERS names no folder with another transformers install"
+)
+def test_a_page_shaped_input_reads_the_same_in_both_versions(tmp_path):
+    """transformers 5 lays the encoder's position embedding out otherwise than 4.57 on non-square maps;
+    ocrkit.detection.compat gives 5.x the 4.57 layout."""
+    import numpy as np
+
+    for who, front in (("installed", []), ("other", [OTHER])):
+        paths = os.pathsep.join([*front, str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])])
+        env = {**os.environ, "PYTHONPATH": paths, "OMP_NUM_THREADS": "1"}
+        cmd = [sys.executable, "-c", PAGE_SHAPED, str(tmp_path / f"{who}.npy")]
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env, cwd=REPO)
+        assert done.returncode == 0, done.stderr[-3000:]
+    installed, other = np.load(tmp_path / "installed.npy"), np.load(tmp_path / "other.npy")
+    assert installed.shape == (300, 5)
+    np.testing.assert_allclose(other, installed, atol=1e-4)  # logits and boxes of every query
