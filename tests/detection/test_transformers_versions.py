@@ -2,7 +2,7 @@
 shipped models read the samples as stored, with the installed transformers and with another one.
 
 The other one is a folder named by OCRKIT_OTHER_TRANSFORMERS, e.g. transformers 5 beside CI's 4.57:
-`pip install --no-deps --target DIR "transformers==5.*" "huggingface-hub>=1.3,<2" "tokenizers>=0.23,<0.24"`
+`pip install --no-deps --target DIR "transformers==5.*" "huggingface-hub>=1.31,<2" "tokenizers>=0.23.1,<0.24"`
 (plus `typer`, which transformers 5 imports).
 """
 
