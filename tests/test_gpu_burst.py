@@ -8,7 +8,7 @@ import sys
 
 import pytest
 import torch
-from fixtures import REPO, write_manifest
+from fixtures import REPO, make_coco, write_manifest
 
 from ocrkit.data.packed import pack
 from ocrkit.model_folder import read_spec
@@ -50,3 +50,34 @@ def test_gpu_burst_dry_run_trains_and_returns_small_fp16_files(tmp_path, tiny_re
     assert {v.dtype for v in weights.values() if v.is_floating_point()} == {torch.float16}
     assert read_spec(tmp_path / "out", "recognizer").preprocess.longest > 0
     assert (tmp_path / "out" / "metrics.jsonl").is_file()
+
+
+def test_gpu_burst_dry_run_trains_the_detector_on_page_shards(tmp_path, tiny_detector_dir):
+    coco = make_coco(tmp_path / "pages", 4, size=(200, 120))
+    pack(coco, tmp_path / "packed", page_side=160, codec=".webp")
+    shards = str(tmp_path / "packed" / "*.parquet")
+    sets = {
+        "model.pretrained": str(tiny_detector_dir),
+        "model.num_queries": "30",  # a 128 px page has fewer anchors than the default 300
+        "data.train": json.dumps([{"path": shards, "weight": 1}]),
+        "data.epoch_pages": "4",
+        "data.val": shards,
+        "data.longest": "128",
+        "train.out_dir": str(tmp_path / "run"),
+    }
+    cmd = [sys.executable, str(REPO / "tools" / "gpu_burst.py"), "--task", "det", "--dry-run"]
+    cmd += ["--out", str(tmp_path / "out")] + [x for k, v in sets.items() for x in ("--set", f"{k}={v}")]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["steps"] == 2 and summary["best_value"] is not None and summary["pages_per_s"] > 0
+    from safetensors.torch import load_file
+
+    weights = load_file(str(tmp_path / "out" / "model.safetensors"))
+    assert {v.dtype for v in weights.values() if v.is_floating_point()} == {torch.float16}
+    spec = read_spec(tmp_path / "out", "detector")
+    assert (spec.longest, spec.square) == (128, False)  # configs/detector/burst.yaml: page-shaped input
+    from ocrkit.detection import load_detector
+
+    detector = load_detector(tmp_path / "out")  # config.json + fp16 weights + settings: a loadable folder
+    assert next(detector.model.parameters()).dtype == torch.float32

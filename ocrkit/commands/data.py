@@ -56,9 +56,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     q.add_argument(
         "--page-side", type=int, default=0, help="pages: re-encode with this long side (0 = as stored)"
     )
-    q.add_argument("--limit", type=int, default=0, help="lines: a seeded sample of this many (0 = all)")
     q.add_argument(
-        "--codec", choices=(".png", ".webp", ".jpg"), default=".png", help="lines: re-encoding format"
+        "--limit", type=int, default=0, help="a seeded sample of this many lines or pages (0 = all)"
+    )
+    q.add_argument(
+        "--codec",
+        choices=(".png", ".webp", ".jpg"),
+        help="re-encoding format (default: .png for lines, .jpg for pages; .webp is the smallest)",
     )
     q.set_defaults(func=run_pack)
 

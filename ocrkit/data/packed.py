@@ -101,20 +101,21 @@ def pack(
     line_height: int = 0,
     page_side: int = 0,
     limit: int = 0,
-    codec: str = ".png",
+    codec: str | None = None,
 ) -> list[Path]:
     """Pack a lines .jsonl or a COCO .json into `out/shard-NNNNN.parquet`; returns the shard paths.
 
-    Image bytes are kept as stored unless `line_height` / `page_side` ask for a smaller copy (re-encoded:
-    lines with `codec` (.png, .webp, .jpg), pages as JPEG with boxes scaled), e.g. to fit a size budget.
-    `limit`: a seeded sample of that many lines.
+    Image bytes are kept as stored unless `line_height` / `page_side` ask for a smaller copy (re-encoded
+    with `codec`: .png, .webp (quality 60) or .jpg (quality 90); by default lines as PNG, pages as JPEG,
+    page boxes scaled with the image), e.g. to fit a size budget. `limit`: a seeded sample of that many
+    lines or pages.
     """
     source = Path(source)
     if source.suffix == ".jsonl":
-        rows = _line_rows(source, line_height, limit, codec)
+        rows = _line_rows(source, line_height, limit, codec or ".png")
         columns = LINE_COLUMNS
     elif source.suffix == ".json":
-        rows = _page_rows(source, page_side)
+        rows = _page_rows(source, page_side, limit, codec or ".jpg")
         columns = PAGE_COLUMNS
     else:
         raise InputError(source, "expected a lines .jsonl or a COCO .json")
@@ -168,10 +169,7 @@ def _encoded(path: Path, resize: tuple[int, int] | None, ext: str) -> bytes:
 
 
 def _line_rows(manifest: Path, line_height: int, limit: int, codec: str) -> Iterator[dict]:
-    records = read_manifest(manifest)
-    if 0 < limit < len(records):
-        picked = np.random.default_rng(0).choice(len(records), limit, replace=False)
-        records = [records[i] for i in sorted(picked)]
+    records = _sample(read_manifest(manifest), limit)
     for rec in records:
         w, h = rec.get("width"), rec.get("height")
         if not (isinstance(w, int) and isinstance(h, int)):
@@ -192,7 +190,15 @@ def _line_rows(manifest: Path, line_height: int, limit: int, codec: str) -> Iter
         }
 
 
-def _page_rows(coco_file: Path, page_side: int) -> Iterator[dict]:
+def _sample(items: list, limit: int) -> list:
+    """A seeded sample of `limit` items in their original order (all of them when limit is 0)."""
+    if 0 < limit < len(items):
+        picked = np.random.default_rng(0).choice(len(items), limit, replace=False)
+        return [items[i] for i in sorted(picked)]
+    return items
+
+
+def _page_rows(coco_file: Path, page_side: int, limit: int, codec: str) -> Iterator[dict]:
     try:
         coco = json.loads(coco_file.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as exc:
@@ -200,7 +206,7 @@ def _page_rows(coco_file: Path, page_side: int) -> Iterator[dict]:
     by_image: dict[int, list[dict]] = {}
     for ann in coco.get("annotations", []):
         by_image.setdefault(ann["image_id"], []).append(ann)
-    for im in coco.get("images", []):
+    for im in _sample(coco.get("images", []), limit):
         w, h = im["width"], im["height"]
         scale = min(1.0, page_side / max(w, h)) if page_side else 1.0
         anns = by_image.get(im["id"], [])
@@ -209,7 +215,7 @@ def _page_rows(coco_file: Path, page_side: int) -> Iterator[dict]:
             anns = [_scaled(a, scale) for a in anns]
         yield {
             **{k: im.get(k) for k in PAGE_COLUMNS},
-            "image": _encoded(coco_file.parent / im["file_name"], (w, h) if scale < 1.0 else None, ".jpg"),
+            "image": _encoded(coco_file.parent / im["file_name"], (w, h) if scale < 1.0 else None, codec),
             "width": w,
             "height": h,
             "annotations": json.dumps(anns, ensure_ascii=False),

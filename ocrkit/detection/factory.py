@@ -32,6 +32,7 @@ from transformers import (
     RTDetrV2ForObjectDetection,
 )
 
+from ocrkit.detection.compat import accepted_kwargs, behave_as_457
 from ocrkit.detection.config import DEFAULT_NUM_QUERIES
 from ocrkit.detection.loss import install_ciou_loss
 
@@ -142,7 +143,8 @@ MODEL_CLASSES: dict[type, type] = {
 }
 
 
-# Settings of a detector built from scratch (nothing downloaded).
+# Settings of a detector built from scratch (nothing downloaded). transformers 5 configs lack the
+# first three (their backbone is always built from `backbone_config`); `detector_config` drops them there.
 RANDOM_INIT: dict[str, Any] = {
     "use_pretrained_backbone": False,
     "use_timm_backbone": False,
@@ -165,7 +167,12 @@ def detector_config(
     if arch not in ARCHS:
         raise ValueError(f"unknown detector arch {arch!r} (choose {', '.join(ARCHS)})")
     config_class, kwargs = ARCHS[arch](size)
-    kwargs.update(_label_kwargs(), **RANDOM_INIT, num_queries=num_queries, num_denoising=num_denoising)
+    kwargs.update(
+        _label_kwargs(),
+        **accepted_kwargs(config_class, RANDOM_INIT),
+        num_queries=num_queries,
+        num_denoising=num_denoising,
+    )
     kwargs.update(overrides)
     return config_class(**kwargs)
 
@@ -183,6 +190,7 @@ def create_detector(
     pretrained: a hub id or local `save_pretrained` folder; its head is replaced for one class
     (`ignore_mismatched_sizes`), `arch`/`size` are then ignored, and `num_queries`/overrides still apply.
     """
+    behave_as_457()
     if pretrained:
         model = AutoModelForObjectDetection.from_pretrained(
             str(pretrained),

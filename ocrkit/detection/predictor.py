@@ -77,6 +77,9 @@ def load_detector(model_dir: str | Path, device: str = "cpu", batch_size: int = 
     """A Detector from a folder written by DetectionTask.save_pretrained (HF folder + its settings)."""
     from transformers import AutoModelForObjectDetection
 
+    from ocrkit.detection.compat import behave_as_457
+
+    behave_as_457()
     model_dir = Path(model_dir)
     spec = check_folder(model_dir, "detector")
     try:

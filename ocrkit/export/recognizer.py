@@ -7,6 +7,7 @@ from pathlib import Path
 
 import onnx
 
+from ocrkit.errors import ModelError
 from ocrkit.model_folder import read_spec, write_spec
 
 OPSET = 17
@@ -28,9 +29,17 @@ def export_recognizer(model_dir: str | Path, out_dir: str | Path) -> Path:
     """Write Optimum's ONNX files + tokenizer + the folder's settings for a recognizer model folder."""
     import warnings
 
-    from optimum.exporters.onnx import main_export
-
     model_dir, out_dir = Path(model_dir), Path(out_dir)
+    try:
+        from optimum.exporters.onnx import main_export
+    except ImportError as exc:  # optimum-onnx 0.1 supports transformers < 4.58 only
+        import transformers
+
+        raise ModelError(
+            model_dir,
+            f"recognizer ONNX export needs optimum-onnx with transformers < 4.58; installed: transformers "
+            f"{transformers.__version__} ({exc})",
+        ) from None
     out_dir.mkdir(parents=True, exist_ok=True)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

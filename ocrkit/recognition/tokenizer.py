@@ -67,7 +67,8 @@ def load_tokenizer(model_dir: str | Path) -> PreTrainedTokenizerBase:
     try:
         return AutoTokenizer.from_pretrained(str(model_dir))
     except Exception as exc:  # noqa: BLE001 - a broken tokenizer.json raises bare Exception, a missing one others
-        raise ModelError(model_dir, f"cannot load tokenizer ({exc.__class__.__name__}: {exc})") from None
+        reason = " ".join(str(exc).split())  # transformers 5 explains over several lines: keep one
+        raise ModelError(model_dir, f"cannot load tokenizer ({exc.__class__.__name__}: {reason})") from None
 
 
 def padded_vocab_size(tokenizer: PreTrainedTokenizerBase) -> int:

@@ -123,7 +123,7 @@ def test_broken_tokenizer_is_one_line(tmp_path, tiny_recognizer_dir, capsys, dam
         (rec / "tokenizer.json").write_text("{broken")
     else:
         for name in ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"):
-            (rec / name).unlink()
+            (rec / name).unlink(missing_ok=True)  # transformers 5 writes no special_tokens_map.json
     Image.new("L", (60, 16), 255).save(tmp_path / "line.png")
     code, _, err = run_cli(["recognize", tmp_path / "line.png", "--rec-model", rec], capsys)
     assert code == 2 and err.count("\n") == 1 and "tokenizer" in err and "Traceback" not in err

@@ -52,6 +52,16 @@ def test_packed_pages_keep_boxes_scaled_with_the_image(tmp_path):
     assert decode_image(page["image"], "p").shape == (100, 200, 3)
 
 
+def test_pack_can_sample_pages_and_write_webp(tmp_path):
+    coco = make_coco(tmp_path / "pages", 3)
+    pack(coco, tmp_path / "packed", page_side=64, limit=2, codec=".webp")
+    pages = list(read_packed_pages(str(tmp_path / "packed" / "*.parquet")))
+    assert len(pages) == 2 and all(p["image"][:4] == b"RIFF" and p["image"][8:12] == b"WEBP" for p in pages)
+    for page in pages:
+        assert max(page["width"], page["height"]) == 64
+        assert decode_image(page["image"], "p").shape == (page["height"], page["width"], 3)
+
+
 def test_packed_shards_load_in_hugging_face_datasets(tmp_path):
     datasets = pytest.importorskip("datasets")
     pack(write_manifest(tmp_path / "lines", TEXTS), tmp_path / "packed")

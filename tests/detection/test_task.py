@@ -7,7 +7,9 @@ from fixtures import REPO, TINY, make_coco
 
 from ocrkit.config import load_config
 from ocrkit.detection import create_detector, load_detector
+from ocrkit.detection.compat import accepted_kwargs
 from ocrkit.detection.config import DetectorConfig
+from ocrkit.detection.factory import RANDOM_INIT
 from ocrkit.detection.loss import CIoUDetrLoss
 from ocrkit.detection.task import DetectionTask
 from ocrkit.errors import ModelError
@@ -19,8 +21,39 @@ def test_factory_builds_every_arch_without_downloads(arch, size):
     model = create_detector(arch, size, num_queries=7)
     cfg = model.config
     assert cfg.id2label == {0: "text_line"} and cfg.num_queries == 7
-    assert cfg.use_pretrained_backbone is False and cfg.freeze_backbone_batch_norms is False
+    assert cfg.freeze_backbone_batch_norms is False and cfg.anchor_image_size is None
+    declared = accepted_kwargs(type(cfg), RANDOM_INIT)
+    assert all(getattr(cfg, k) == v for k, v in declared.items())
+    # keys the installed transformers does not declare stay out of config.json
+    assert not (set(RANDOM_INIT) - set(declared)) & set(cfg.to_dict())
     assert isinstance(model.loss_function, CIoUDetrLoss) and model.training
+
+
+def test_each_decoder_layer_keeps_its_own_heads_shared_with_the_decoder():
+    # transformers 5 also declares ties of layers 1.. to layer 0; ocrkit.detection.compat drops them
+    model = create_detector("dfine", "n", num_queries=7, **{**TINY, "decoder_layers": 2})
+    first, second = (head.layers[0].weight for head in model.bbox_embed)
+    assert first is not second and not torch.equal(first, second)
+    assert model.model.decoder.bbox_embed[1].layers[0].weight is second
+    assert model.model.decoder.class_embed[1].weight is model.class_embed[1].weight
+    assert len(create_detector("dfine", "n", num_queries=7, **TINY).bbox_embed) == 1  # one layer builds
+
+
+def test_page_shaped_inputs_get_the_position_embedding_of_transformers_457():
+    from transformers.models.d_fine import modeling_d_fine
+
+    from ocrkit.detection.compat import position_embedding_457
+
+    create_detector("dfine", "n", num_queries=7, **TINY)  # makes transformers 5 compute as 4.57
+    emb = position_embedding_457(height=3, width=5, embed_dim=8)
+    row = torch.arange(15.0)  # laid out width-major: row i holds w = i // 3, h = i % 3
+    w, h = row // 3, row % 3  # columns: sin w, cos w, sin h, cos h, two frequencies each (the first is 1)
+    torch.testing.assert_close(emb[:, [0, 2, 4, 6]], torch.stack([w.sin(), w.cos(), h.sin(), h.cos()], 1))
+    if hasattr(modeling_d_fine, "build_2d_sinusoidal_position_embedding"):  # transformers 5
+        assert modeling_d_fine.build_2d_sinusoidal_position_embedding is position_embedding_457
+    else:
+        legacy = modeling_d_fine.DFineHybridEncoder.build_2d_sincos_position_embedding(5, 3, 8)
+        torch.testing.assert_close(legacy[0], emb)
 
 
 def test_from_pretrained_reheads_to_one_class(tmp_path):
