@@ -74,7 +74,8 @@ def read_crops(
         wide = []
     readings: list[Reading] = [([], 0.0)] * len(images)
     with single_thread_blas():
-        fitting = [i for i in range(len(images)) if i not in set(wide)]
+        windowed = set(wide)
+        fitting = [i for i in range(len(images)) if i not in windowed]
         for batch in same_shape_batches([images[i].shape[:2] for i in fitting], batch_size):
             rows = [fitting[j] for j in batch]
             pixels = preprocess.batch([images[i] for i in rows])
