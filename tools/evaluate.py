@@ -7,6 +7,9 @@ pages: python tools/evaluate.py pages --gt DIR_OR_COCO... [--pred DIR] [--det-mo
        from one low-threshold run; post-processing makes this equal to re-running at each threshold).
        --gt-boxes: recognise the ground-truth boxes instead of detected ones, so page CER minus this
        run's CER is what detection costs.
+misses: python tools/evaluate.py misses --gt DIR_OR_COCO... [--det-model D] [--pictures DIR]
+       per subset: detector recall@0.5 by annotated box height and width at the detector's input,
+       the share of boxes no detected box covers by 30 %, and overlays of the pages missing most.
 rec:   python tools/evaluate.py rec --gt lines.jsonl --pred preds.jsonl
        per subset: CER and WER (micro), case-insensitive for records with "case_sensitive": false.
 """
@@ -17,6 +20,8 @@ import argparse
 import json
 import sys
 from pathlib import Path
+
+import numpy as np
 
 from ocrkit.commands.options import Parser
 from ocrkit.data.manifest import read_jsonl
@@ -77,6 +82,59 @@ def cmd_pages(args: argparse.Namespace) -> int:
     return report(results, keys, args.json)
 
 
+def cmd_misses(args: argparse.Namespace) -> int:
+    import torch
+
+    from ocrkit import boxes as B
+    from ocrkit import zoo
+    from ocrkit.detection import load_detector
+    from ocrkit.detection.misses import MissCounts, draw_misses
+    from ocrkit.evaluation import load_coco
+    from ocrkit.io import load_image
+    from ocrkit.model_folder import read_spec
+
+    torch.set_num_threads(args.threads)
+    det_dir = zoo.resolve(args.det_model, "detector")
+    detector, longest = load_detector(det_dir), read_spec(det_dir, "detector").longest
+    results: dict[str, dict] = {}
+    for coco_path in coco_files(args.gt):
+        coco, counts, worst = load_coco(coco_path), MissCounts(), []
+        for image in coco.dataset["images"]:
+            pixels = load_image(coco_path.parent / image["file_name"])
+            anns = coco.loadAnns(coco.getAnnIds(imgIds=[image["id"]]))
+            gt = B.xywh_to_xyxy(np.array([a["bbox"] for a in anns], np.float32).reshape(-1, 4))
+            ((pred, _),) = detector.predict([pixels])
+            hits = counts.add_page(gt, pred, longest / max(pixels.shape[:2]))
+            worst.append((int((~hits).sum()), image["file_name"], pixels, gt, hits, pred))
+        results[coco_path.parent.name] = counts.summary()
+        if args.pictures:
+            folder = Path(args.pictures)
+            folder.mkdir(parents=True, exist_ok=True)
+            for missed, name, pixels, gt, hits, pred in sorted(worst, key=lambda w: -w[0])[: args.per_subset]:
+                out = folder / f"{coco_path.parent.name}_{Path(name).stem}.webp"
+                draw_misses(pixels, gt, hits, pred).save(out, quality=60)
+                print(f"{out}: {missed} of {len(hits)} annotated lines missed")
+    print(misses_table(results))
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=2), encoding="utf-8")
+    return 0
+
+
+def misses_table(results: dict[str, dict]) -> str:
+    """One markdown table per size axis: boxes and recall@0.5 per bin, per subset."""
+    lines = []
+    for axis, title in (("by_height", "box height"), ("by_width", "box width")):
+        labels = [label for label, _, _ in next(iter(results.values()))[axis]]
+        lines.append(f"| subset (recall, uncovered) | {title} at input, px: " + " | ".join(labels) + " |")
+        lines.append("|---" * (len(labels) + 1) + "|")
+        for name, r in results.items():
+            cells = [f"{recall:.2f} ({n})" if n else "–" for _, n, recall in r[axis]]
+            head = f"{name} ({r['recall']:.3f}, {r['uncovered']:.3f})"
+            lines.append(f"| {head} | " + " | ".join(cells) + " |")
+        lines.append("")
+    return "\n".join(lines)
+
+
 def cmd_rec(args: argparse.Namespace) -> int:
     gt, pred = read_jsonl(args.gt, "ground truth"), read_jsonl(args.pred, "predictions")
     return report(score_records(gt, pred), ["lines", "cer", "wer"], args.json)
@@ -101,6 +159,14 @@ def main() -> int:
         help="read the ground-truth line boxes instead of detecting (the recognizer's share of page CER)",
     )
     p.set_defaults(func=cmd_pages)
+    m = sub.add_parser("misses", help="detector recall by box size, uncovered boxes, pictures of misses")
+    m.add_argument("--gt", nargs="+", required=True, help="coco.json files, or folders of <subset>/coco.json")
+    m.add_argument("--det-model")
+    m.add_argument("--threads", type=int, default=2)
+    m.add_argument("--pictures", help="write overlays of the pages with the most missed lines here")
+    m.add_argument("--per-subset", type=int, default=2, help="pictures per subset")
+    m.add_argument("--json", help="write the counts as JSON")
+    m.set_defaults(func=cmd_misses)
     r = sub.add_parser("rec", help="CER/WER of recognizer predictions against a lines.jsonl manifest")
     r.add_argument("--gt", required=True)
     r.add_argument("--pred", required=True)

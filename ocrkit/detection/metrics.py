@@ -19,16 +19,24 @@ from scipy.optimize import linear_sum_assignment
 from ocrkit import boxes as B
 
 
-def match_count(pred_xyxy: np.ndarray, gt_xyxy: np.ndarray, iou_threshold: float = 0.5) -> int:
-    """Largest number of one-to-one (prediction, ground truth) pairs with IoU ≥ threshold."""
+def match_pairs(
+    pred_xyxy: np.ndarray, gt_xyxy: np.ndarray, iou_threshold: float = 0.5
+) -> tuple[np.ndarray, np.ndarray]:
+    """(prediction indices, ground-truth indices) of the largest one-to-one matching with IoU ≥ threshold."""
     if len(pred_xyxy) == 0 or len(gt_xyxy) == 0:
-        return 0
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
     overlaps = B.iou(pred_xyxy, gt_xyxy)
     ok = overlaps >= iou_threshold
     # maximise matches first, then total IoU as a tie-break (the IoU term is < 1 per pair)
     cost = -(ok * (1.0 + overlaps / (len(overlaps) + 1)))
     rows, cols = linear_sum_assignment(cost)
-    return int(ok[rows, cols].sum())
+    keep = ok[rows, cols]
+    return rows[keep], cols[keep]
+
+
+def match_count(pred_xyxy: np.ndarray, gt_xyxy: np.ndarray, iou_threshold: float = 0.5) -> int:
+    """Largest number of one-to-one (prediction, ground truth) pairs with IoU ≥ threshold."""
+    return len(match_pairs(pred_xyxy, gt_xyxy, iou_threshold)[0])
 
 
 @dataclass
