@@ -96,13 +96,18 @@ def weights_digest(model_dir: Path) -> str:
     return digest.hexdigest()[:16]
 
 
+# The export layout per kind, part of the cache key: a runtime that needs a newer layout (the recognizer
+# decoders' cross-attention mask, layout 2) gets a fresh export instead of an older cached one.
+EXPORT_LAYOUTS: dict[str, int] = {"detector": 1, "recognizer": 2}
+
+
 def cached_onnx_export(model_dir: Path, kind: Kind) -> Path:
     """The ONNX export of `model_dir`, exporting it once if needed.
 
     The export is written to a temporary folder and renamed into place, so an interrupted export
     never leaves a half-written folder that would be mistaken for a finished one.
     """
-    target = cache_root() / "onnx" / f"{kind}-{weights_digest(model_dir)}"
+    target = cache_root() / "onnx" / f"{kind}-{weights_digest(model_dir)}-layout{EXPORT_LAYOUTS[kind]}"
     if has_spec(target):
         return target
     for module in EXPORT_MODULES:

@@ -1,4 +1,5 @@
-"""Recognizer → ONNX through Optimum (encoder, decoder, decoder-with-past), variable input size."""
+"""Recognizer → ONNX through Optimum (encoder, decoder, decoder-with-past), variable input size; both
+decoder graphs take a cross-attention mask, so lines of different widths decode in one batch."""
 
 from __future__ import annotations
 
@@ -9,9 +10,11 @@ import onnx
 
 from ocrkit.errors import ModelError
 from ocrkit.model_folder import read_spec, write_spec
+from ocrkit.runtime.recognizer import ENCODER_MASK
 
 OPSET = 17
 ENCODER = "encoder_model.onnx"
+DECODERS = ("decoder_model.onnx", "decoder_with_past_model.onnx")
 
 
 def make_encoder_length_dynamic(path: Path) -> None:
@@ -31,7 +34,9 @@ def export_recognizer(model_dir: str | Path, out_dir: str | Path) -> Path:
 
     model_dir, out_dir = Path(model_dir), Path(out_dir)
     try:
-        from optimum.exporters.onnx import main_export
+        from optimum.exporters.onnx import onnx_export_from_model
+
+        from ocrkit.export.masked_decoder import masked_export_inputs
     except ImportError as exc:  # optimum-onnx 0.1 supports transformers < 4.58 only
         import transformers
 
@@ -40,19 +45,26 @@ def export_recognizer(model_dir: str | Path, out_dir: str | Path) -> Path:
             f"recognizer ONNX export needs optimum-onnx with transformers < 4.58; installed: transformers "
             f"{transformers.__version__} ({exc})",
         ) from None
+    from transformers import VisionEncoderDecoderModel
+
     out_dir.mkdir(parents=True, exist_ok=True)
+    model = VisionEncoderDecoderModel.from_pretrained(model_dir).eval()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         # without interpolate_pos_encoding the encoder graph bakes in the 384x384 position grid
-        main_export(
-            str(model_dir),
+        onnx_export_from_model(
+            model,
             str(out_dir),
             task="image-to-text-with-past",
             opset=OPSET,
             device="cpu",
+            custom_onnx_configs=masked_export_inputs(model),
             model_kwargs={"interpolate_pos_encoding": True},
         )
     make_encoder_length_dynamic(out_dir / ENCODER)
+    for name in DECODERS:  # the runtime batches lines of different widths only through this input
+        if ENCODER_MASK not in {i.name for i in onnx.load(str(out_dir / name)).graph.input}:
+            raise ModelError(out_dir / name, f"the export lacks the {ENCODER_MASK} input")
     (out_dir / "decoder_model_merged.onnx").unlink(missing_ok=True)  # the runtime uses the two decoders
     spec = read_spec(model_dir, "recognizer")
     write_spec(out_dir, spec)

@@ -9,11 +9,13 @@ from pathlib import Path
 import numpy as np
 from tokenizers import Tokenizer
 
-from ocrkit.decode.ctc import Decoding, log_softmax
+from ocrkit.decode.ctc import Decoding
 from ocrkit.decode.read import read_crops
 from ocrkit.errors import ModelError
 from ocrkit.model_folder import check_folder, chosen_decoding, load_ctc_head
 from ocrkit.runtime.session import create_session
+
+ENCODER_MASK = "encoder_attention_mask"  # the decoders' cross-attention mask input (ocrkit.export)
 
 
 class OnnxRecognizer:
@@ -43,6 +45,7 @@ class OnnxRecognizer:
             raise ModelError(folder, "tokenizer.json is missing")
         self.tokenizer = Tokenizer.from_file(str(tokenizer_file))
         self.encoder = create_session(folder / "encoder_model.onnx", threads, opt_level)
+        self.masks_encoder = False
         if self.decoding is Decoding.CTC:
             return  # the CTC head reads the encoder's output: no decoder sessions needed
         self.decoder = create_session(folder / "decoder_model.onnx", threads, opt_level)
@@ -50,6 +53,8 @@ class OnnxRecognizer:
         self.past_names = [
             i.name for i in self.decoder_past.get_inputs() if i.name.startswith("past_key_values")
         ]
+        # exports made before the mask existed still read, one greedy loop per line width
+        self.masks_encoder = ENCODER_MASK in {i.name for i in self.decoder.get_inputs()}
 
     def recognize(self, crops: list[np.ndarray], batch_size: int = 16) -> list[tuple[str, float]]:
         readings = read_crops(self, self.prep, crops, self.decoding, self.joint, batch_size)
@@ -63,41 +68,46 @@ class OnnxRecognizer:
     def ctc_logits(self, states: np.ndarray, pixel_shape: tuple[int, int]) -> np.ndarray:
         return self.ctc_head.logits(states, pixel_shape, self.patch)
 
-    def score(self, states: np.ndarray, input_ids: np.ndarray) -> np.ndarray:
-        (logits,) = self.decoder.run(["logits"], {"input_ids": input_ids, "encoder_hidden_states": states})
+    def pad_states(self, states: list[np.ndarray]) -> np.ndarray:
+        longest = max(s.shape[1] for s in states)
+        return np.concatenate([np.pad(s, ((0, 0), (0, longest - s.shape[1]), (0, 0))) for s in states])
+
+    def score(self, states: np.ndarray, input_ids: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
+        feed = {"input_ids": input_ids, "encoder_hidden_states": states, **self._mask(states, mask)}
+        (logits,) = self.decoder.run(["logits"], feed)
         return logits
 
-    def greedy(self, hidden: np.ndarray, max_new_tokens: int) -> tuple[list[list[int]], list[float]]:
-        """KV-cache greedy decoding → (token ids without </s>, exp(mean token log-prob, </s> included))."""
-        n = hidden.shape[0]
-        ids = np.full((n, 1), self.start_id, dtype=np.int64)
-        outputs = self.decoder.run(None, {"input_ids": ids, "encoder_hidden_states": hidden})
-        names = [o.name for o in self.decoder.get_outputs()]
-        present = dict(zip(names, outputs, strict=True))
-        past = {
-            f"past_key_values{k[len('present') :]}": v for k, v in present.items() if k.startswith("present")
+    def first_step(self, states: np.ndarray, mask: np.ndarray | None) -> tuple[np.ndarray, dict]:
+        ids = np.full((len(states), 1), self.start_id, dtype=np.int64)
+        feed = {"input_ids": ids, "encoder_hidden_states": states, **self._mask(states, mask)}
+        return self._step(self.decoder, feed, {})
+
+    def next_step(self, tokens: np.ndarray, cache: dict, mask: np.ndarray | None) -> tuple[np.ndarray, dict]:
+        feed = {"input_ids": tokens[:, None], **{k: cache[k] for k in self.past_names}}
+        if self.masks_encoder:
+            feed[ENCODER_MASK] = cache[ENCODER_MASK]
+        return self._step(self.decoder_past, feed, cache)
+
+    def _mask(self, states: np.ndarray, mask: np.ndarray | None) -> dict[str, np.ndarray]:
+        """The mask input the decoder graphs take (all ones without padding); none for older exports."""
+        if not self.masks_encoder:
+            if mask is not None and not mask.all():
+                raise ValueError("this export has no cross-attention mask: re-export it to pad lines")
+            return {}
+        return {ENCODER_MASK: np.ones(states.shape[:2], np.int64) if mask is None else mask}
+
+    def _step(self, session, feed: dict, cache: dict) -> tuple[np.ndarray, dict]:
+        """Run one decoder graph; (last-position logits, the cache with its new keys and values)."""
+        outputs = session.run(None, feed)
+        named = dict(zip([o.name for o in session.get_outputs()], outputs, strict=True))
+        cache = {
+            **cache,
+            **{
+                f"past_key_values{k[len('present') :]}": v
+                for k, v in named.items()
+                if k.startswith("present")
+            },
         }
-        logits = present["logits"][:, -1]
-        tokens: list[list[int]] = [[] for _ in range(n)]
-        logprob = np.zeros(n, dtype=np.float64)
-        done = np.zeros(n, dtype=bool)
-        for _ in range(max_new_tokens):
-            lp = log_softmax(logits.astype(np.float64))
-            nxt = lp.argmax(-1)
-            for b in np.nonzero(~done)[0]:
-                logprob[b] += lp[b, nxt[b]]
-                if nxt[b] == self.eos_id:
-                    done[b] = True
-                else:
-                    tokens[b].append(int(nxt[b]))
-            if done.all():
-                break
-            feed = {"input_ids": nxt[:, None].astype(np.int64), **{k: past[k] for k in self.past_names}}
-            outputs = self.decoder_past.run(None, feed)
-            step = dict(zip([o.name for o in self.decoder_past.get_outputs()], outputs, strict=True))
-            for k, v in step.items():
-                if k.startswith("present"):
-                    past[f"past_key_values{k[len('present') :]}"] = v
-            logits = step["logits"][:, -1]
-        counts = [len(tokens[b]) + (1 if done[b] else 0) for b in range(n)]
-        return tokens, [float(np.exp(logprob[b] / max(1, counts[b]))) for b in range(n)]
+        if ENCODER_MASK in feed:
+            cache[ENCODER_MASK] = feed[ENCODER_MASK]
+        return named["logits"][:, -1], cache

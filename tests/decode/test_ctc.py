@@ -10,8 +10,10 @@ from fixtures import render_line, write_manifest
 from safetensors.torch import load_file, save_file
 
 from ocrkit.config import ConfigError, load_config
+from ocrkit.decode.budget import greedy_token_budget
 from ocrkit.decode.ctc import best_path, patch_columns
 from ocrkit.decode.joint import sequence_logprobs, teacher_forcing_batch
+from ocrkit.decode.read import read
 from ocrkit.errors import ModelError
 from ocrkit.export.recognizer import export_recognizer
 from ocrkit.model_folder import CTC_HEAD_FILE as HEAD_FILE
@@ -19,8 +21,8 @@ from ocrkit.model_folder import read_spec, write_spec
 from ocrkit.recognition import load_recognizer
 from ocrkit.recognition.config import RecognizerConfig
 from ocrkit.recognition.ctc import restore_head
-from ocrkit.recognition.decoding import generate_ids, max_new_tokens_for
 from ocrkit.recognition.task import RecognitionTask
+from ocrkit.recognition.torch_backend import TorchBackend
 from ocrkit.runtime import OnnxRecognizer
 
 BLANK = 0
@@ -213,8 +215,9 @@ def test_joint_decoding_picks_from_both_readings_with_the_decoders_own_scores(ct
     assert all(0.0 <= conf <= 1.0 for _, conf in joint)
     # teacher forcing the greedy reading reproduces greedy decoding's own log-probabilities
     pixels = torch.from_numpy(task.preprocess.batch([task.preprocess.apply(crops[0])]))
-    (ids,), (conf,) = generate_ids(model.eval(), pixels, task.tokenizer.eos_token_id)
-    budget = max_new_tokens_for(pixels.shape[-1], model)
+    backend = TorchBackend(model.eval())
+    ((ids, conf),) = read(backend, pixels.numpy(), "attention")
+    budget = greedy_token_budget(pixels.shape[-1], backend.patch, backend.max_positions)
     inputs, targets, mask, owners = teacher_forcing_batch(
         [[ids]], model.config.decoder_start_token_id, task.tokenizer.eos_token_id, 0, 1000
     )

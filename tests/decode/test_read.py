@@ -5,6 +5,7 @@ import pytest
 
 from ocrkit.decode.budget import greedy_token_budget
 from ocrkit.decode.ctc import best_path
+from ocrkit.decode.greedy import greedy, pad_lengths
 from ocrkit.decode.joint import JointSettings
 from ocrkit.decode.read import read, read_all, read_crops
 from ocrkit.line_preprocess import LinePreprocess
@@ -17,27 +18,40 @@ class StandInBackend:
     decoder is certain of its own reading of each line and of nothing else."""
 
     start_id, eos_id, blank_id, max_positions, patch = 1, EOS, 0, 64, 16
+    masks_encoder = True
 
     def __init__(self, frames: np.ndarray, decoder_ids: list[list[int]]) -> None:
         self.frames = frames
         self.decoder_ids = decoder_ids
-        self.greedy_calls: list[tuple[list[int], int]] = []
+        self.greedy_calls: list[list[int]] = []  # the lines of each greedy loop
         self.ctc_calls = 0
 
     def encode(self, pixels):
-        return np.arange(len(pixels))
+        return np.arange(len(pixels))[:, None]
 
     def ctc_logits(self, states, pixel_shape):
         self.ctc_calls += 1
-        return self.frames[states]
+        return self.frames[states[:, 0]]
 
-    def greedy(self, states, max_new_tokens):
-        self.greedy_calls.append((states.tolist(), max_new_tokens))
-        return [self.decoder_ids[i] for i in states], [0.5] * len(states)
+    def pad_states(self, states):
+        return np.concatenate(states)
 
-    def score(self, states, input_ids):
+    def first_step(self, states, mask):
+        lines = states[:, 0].tolist()
+        self.greedy_calls.append(lines)
+        return self.next_step(None, (lines, -1), mask)
+
+    def next_step(self, tokens, cache, mask):
+        lines, t = cache
+        logits = np.zeros((len(lines), self.frames.shape[-1]))
+        for row, line in enumerate(lines):
+            reading = [*self.decoder_ids[line], EOS]
+            logits[row, reading[min(t + 1, len(reading) - 1)]] = 30.0
+        return logits, (lines, t + 1)
+
+    def score(self, states, input_ids, mask=None):
         logits = np.zeros((*input_ids.shape, self.frames.shape[-1]))
-        for row, line in enumerate(states):
+        for row, line in enumerate(states[:, 0]):
             for t, token in enumerate([*self.decoder_ids[line], EOS][: input_ids.shape[1]]):
                 logits[row, t, token] = 30.0
         return logits
@@ -62,8 +76,8 @@ def test_greedy_budget_grows_with_the_patch_columns_and_stops_at_the_decoder_pos
 
 def test_attention_reads_every_line_with_the_decoder_and_never_the_ctc_head():
     backend = two_lines()
-    assert read(backend, PIXELS, "attention") == [([5], 0.5), ([4], 0.5)]
-    assert backend.greedy_calls == [([0, 1], 26)] and backend.ctc_calls == 0
+    assert [ids for ids, _ in read(backend, PIXELS, "attention")] == [[5], [4]]
+    assert backend.greedy_calls == [[0, 1]] and backend.ctc_calls == 0
 
 
 def test_ctc_reads_the_best_path_without_the_decoder():
@@ -77,7 +91,7 @@ def test_gated_joint_runs_the_decoder_only_on_unsure_lines():
     ctc = best_path(backend.frames, 0)
     assert ctc[0][0] == [3] and ctc[0][1] > 0.99 and ctc[1][1] < 0.5
     picked = read(backend, PIXELS, "joint", JointSettings(gate=0.9))
-    assert backend.greedy_calls == [([1], 26)]
+    assert backend.greedy_calls == [[1]]
     assert picked[0] == ctc[0]  # the confident line keeps its CTC reading and confidence
     assert picked[1][0] == [4]  # the sure decoder's reading, which the flat CTC frames allow
     with pytest.raises(ValueError, match="JointSettings"):
@@ -88,29 +102,89 @@ def test_read_all_scores_every_decoding_ungated_from_one_encoder_pass():
     backend = two_lines()
     found = read_all(backend, PIXELS, JointSettings(gate=0.9))
     assert found["ctc"] == best_path(backend.frames, 0)
-    assert found["attention"] == [([5], 0.5), ([4], 0.5)]
+    assert [ids for ids, _ in found["attention"]] == [[5], [4]]
+    assert all(conf == pytest.approx(1.0) for _, conf in found["attention"])
     assert [ids for ids, _ in found["joint"]] == [[3], [4]]
-    assert backend.greedy_calls == [([0, 1], 26)] and backend.ctc_calls == 1
+    assert backend.greedy_calls == [[0, 1]] and backend.ctc_calls == 1
 
 
 class WidthBackend(StandInBackend):
-    """Reads every line as its padded width in patches, to check that results come back in input order."""
+    """Encodes a line as one state per patch column, each holding the column count; the decoder reads that
+    count (and checks that the cross-attention mask covers exactly the line's own states)."""
 
-    def __init__(self) -> None:
-        super().__init__(np.zeros((0, 1, 6)), [])
+    def __init__(self, masks_encoder: bool = True) -> None:
+        super().__init__(np.zeros((0, 1, 64)), [])
+        self.masks_encoder = masks_encoder
 
     def encode(self, pixels):
-        assert len({p.shape for p in pixels}) == 1
-        return np.full(len(pixels), pixels.shape[-1] // self.patch)
+        columns = pixels.shape[-1] // self.patch
+        return np.full((len(pixels), columns, 1), columns)
 
-    def greedy(self, states, max_new_tokens):
-        return [[int(s)] for s in states], [1.0] * len(states)
+    def pad_states(self, states):
+        longest = max(s.shape[1] for s in states)
+        return np.concatenate([np.pad(s, ((0, 0), (0, longest - s.shape[1]), (0, 0))) for s in states])
+
+    def first_step(self, states, mask):
+        columns = states[:, 0, 0]
+        if mask is None:
+            assert len(set(columns.tolist())) == 1  # without a mask only equal lengths share a loop
+        else:
+            assert mask.sum(1).tolist() == columns.tolist()
+        self.greedy_calls.append(columns.tolist())
+        logits = np.zeros((len(states), 64))
+        logits[np.arange(len(states)), columns] = 30.0
+        return logits, None
+
+    def next_step(self, tokens, cache, mask):
+        logits = np.zeros((len(tokens), 64))
+        logits[:, EOS] = 30.0
+        return logits, None
 
 
-def test_read_crops_batches_by_shape_and_answers_in_input_order():
-    preprocess = LinePreprocess(longest=256, max_height=32)
+CROP_WIDTHS = (300, 60, 300, 120, 60, 200)
+
+
+def width_crops() -> list[np.ndarray]:
     rng = np.random.default_rng(0)
-    crops = [(rng.random((30, w)) * 255).astype(np.uint8) for w in (300, 60, 300, 120, 60, 200)]
-    readings = read_crops(WidthBackend(), preprocess, crops, "attention", batch_size=2)
-    assert readings == [([preprocess.apply(c).shape[1] // 16], 1.0) for c in crops]
+    return [(rng.random((30, w)) * 255).astype(np.uint8) for w in CROP_WIDTHS]
+
+
+def test_read_crops_decodes_lines_of_every_width_in_one_loop_and_answers_in_input_order():
+    preprocess = LinePreprocess(longest=256, max_height=32)
+    crops, backend = width_crops(), WidthBackend()
+    readings = read_crops(backend, preprocess, crops, "attention", batch_size=2)
+    assert [ids for ids, _ in readings] == [[preprocess.apply(c).shape[1] // 16] for c in crops]
+    assert len(backend.greedy_calls) == 1 and sorted(backend.greedy_calls[0]) == backend.greedy_calls[0]
     assert read_crops(WidthBackend(), preprocess, [], "attention") == []
+
+
+def test_without_a_cross_attention_mask_each_line_length_gets_its_own_loop():
+    preprocess = LinePreprocess(longest=256, max_height=32)
+    crops, backend = width_crops(), WidthBackend(masks_encoder=False)
+    readings = read_crops(backend, preprocess, crops, "attention", batch_size=2)
+    assert [ids for ids, _ in readings] == [[preprocess.apply(c).shape[1] // 16] for c in crops]
+    assert len(backend.greedy_calls) == len({preprocess.apply(c).shape[1] for c in crops})
+
+
+class EndlessDecoder:
+    """Never emits </s>: every line runs to its budget."""
+
+    eos_id = EOS
+
+    def first_step(self, states, mask):
+        return self.next_step(None, None, mask)
+
+    def next_step(self, tokens, cache, mask):
+        logits = np.zeros((3, 8))
+        logits[:, 5] = 30.0
+        return logits, None
+
+
+def test_greedy_stops_each_line_at_its_own_budget():
+    ids, confidences = greedy(EndlessDecoder(), None, np.array([2, 7, 4]))
+    assert [len(line) for line in ids] == [2, 7, 4]
+    assert all(conf == pytest.approx(1.0) for conf in confidences)
+
+
+def test_pad_lengths_marks_each_lines_own_states():
+    assert pad_lengths([2, 4, 1]).tolist() == [[1, 1, 0, 0], [1, 1, 1, 1], [1, 0, 0, 0]]

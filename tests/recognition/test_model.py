@@ -5,15 +5,17 @@ import pytest
 import torch
 from fixtures import render_line
 
+from ocrkit.decode.budget import greedy_token_budget
+from ocrkit.decode.read import read
 from ocrkit.errors import ModelError
 from ocrkit.line_preprocess import LinePreprocess
 from ocrkit.model_folder import SETTINGS_NAME, DetectorSpec, RecognizerSpec, read_spec, write_spec
 from ocrkit.recognition import load_recognizer
 from ocrkit.recognition.config import RecognizerConfig
-from ocrkit.recognition.decoding import generate, max_new_tokens_for
 from ocrkit.recognition.model import count_parameters, create_recognizer
 from ocrkit.recognition.task import RecognitionTask
-from ocrkit.recognition.tokenizer import build_tokenizer, padded_vocab_size
+from ocrkit.recognition.tokenizer import build_tokenizer, decode, padded_vocab_size
+from ocrkit.recognition.torch_backend import TorchBackend
 
 
 @pytest.fixture(scope="module")
@@ -55,12 +57,13 @@ def test_without_interpolation_other_sizes_fail(tiny):
         tiny(pixel_values=torch.randn(1, 3, 32, 256), decoder_input_ids=torch.tensor([[1]]))
 
 
-def test_generate_scores_and_budget(tiny, tok):
-    assert max_new_tokens_for(512, tiny) == 63  # 32 columns x 3 + 2, capped by 64 decoder positions
-    assert max_new_tokens_for(64, tiny) == 14
-    preds = generate(tiny, tok, torch.randn(3, 3, 32, 128), max_new_tokens=6)
-    for text, score in preds:
-        assert isinstance(text, str) and 0.0 < score <= 1.0
+def test_greedy_scores_and_budget(tiny):
+    backend = TorchBackend(tiny)
+    assert backend.max_positions == 64 and backend.patch == 16
+    assert greedy_token_budget(512, 16, 64) == 63  # 32 columns x 3 + 2, capped by 64 decoder positions
+    preds = read(backend, torch.randn(3, 3, 32, 128).numpy(), "attention")
+    for ids, score in preds:
+        assert len(ids) <= greedy_token_budget(128, 16, 64) and 0.0 < score <= 1.0
 
 
 def test_from_pretrained_local_round_trip(tiny, tok, tmp_path):
@@ -91,9 +94,12 @@ def test_task_save_then_load_recognizer_gives_identical_greedy_output(tmp_path):
     rec = load_recognizer(tmp_path / "model")
     got = rec.recognize(crops, batch_size=1)
     images = [task.preprocess.apply(c) for c in crops]
-    for crop_pred, image in zip(got, images, strict=True):
+    for (text, _), image in zip(got, images, strict=True):  # our greedy loop reads as HF generate does
         pixels = torch.from_numpy(task.preprocess.batch([image]))
-        assert crop_pred == pytest.approx(generate(model, task.tokenizer, pixels)[0])
+        budget = greedy_token_budget(pixels.shape[-1], 16, model.decoder.config.max_position_embeddings)
+        with torch.no_grad():
+            ids = model.generate(pixel_values=pixels, interpolate_pos_encoding=True, max_new_tokens=budget)
+        assert text == decode(task.tokenizer, ids[0, 1:].tolist())
     assert len(rec.recognize(crops, batch_size=2)) == 3 and rec.recognize([]) == []
 
 

@@ -74,6 +74,61 @@ def test_recognizer_onnx_greedy_matches_torch(recognizer_dirs):
         assert abs(ts - os_) < 1e-4
 
 
+def test_cross_attention_mask_hides_the_padding_in_both_decoder_steps(recognizer_dirs):
+    import torch
+
+    from ocrkit.decode.greedy import pad_lengths
+    from ocrkit.recognition.torch_backend import TorchBackend
+
+    torch_dir, onnx_dir = recognizer_dirs
+    width = json.loads((torch_dir / "config.json").read_text())["encoder"]["hidden_size"]
+    rng = np.random.default_rng(4)
+    short, long = (rng.normal(0, 3, (1, n, width)).astype(np.float32) for n in (9, 21))
+    backends = [
+        (TorchBackend(load_recognizer(torch_dir).model), torch.from_numpy),
+        (OnnxRecognizer(onnx_dir, threads=1), np.asarray),
+    ]
+    for backend, wrap in backends:
+        padded = backend.pad_states([wrap(short), wrap(long)])
+        mask = pad_lengths([9, 21])
+        runs = {}
+        for name, states, run_mask in (
+            ("together", padded, mask),
+            ("alone", wrap(short), None),
+            ("unmasked", padded, None),
+        ):
+            first, cache = backend.first_step(states, run_mask)
+            second, _ = backend.next_step(np.full(len(first), 7, np.int64), cache, run_mask)
+            runs[name] = np.stack([first[0], second[0]])
+        assert np.abs(runs["together"] - runs["alone"]).max() < 1e-4
+        assert np.abs(runs["unmasked"] - runs["alone"]).max() > 1e-3  # the padding would be read
+
+
+def test_an_export_without_the_cross_attention_mask_still_reads(recognizer_dirs, tmp_path):
+    """Exports made before the mask existed (plain Optimum) read the same, one loop per line width."""
+    import shutil
+    import warnings
+
+    from optimum.exporters.onnx import main_export
+
+    torch_dir, onnx_dir = recognizer_dirs
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        main_export(
+            str(torch_dir),
+            str(tmp_path),
+            task="image-to-text-with-past",
+            opset=17,
+            model_kwargs={"interpolate_pos_encoding": True},
+        )
+    shutil.copy2(onnx_dir / "ocrkit.json", tmp_path / "ocrkit.json")
+    old, new = OnnxRecognizer(tmp_path, threads=1), OnnxRecognizer(onnx_dir, threads=1)
+    assert not old.masks_encoder and new.masks_encoder
+    rng = np.random.default_rng(3)
+    crops = [(rng.random((32, w)) * 255).astype(np.uint8) for w in (40, 400, 90, 40)]
+    assert [t for t, _ in old.recognize(crops)] == [t for t, _ in new.recognize(crops)]
+
+
 def test_encoder_output_length_is_symbolic(recognizer_dirs):
     import onnx
 

@@ -1,0 +1,65 @@
+"""Greedy decoding with the KV cache, one loop for both backends (torch, onnxruntime).
+
+Lines of different widths decode together: their encoder states are padded to the longest and the
+cross-attention mask hides the padding, so a page's lines run in one loop instead of one per width. Each
+line keeps its own token budget (ocrkit.decode.budget), so it reads exactly as it would alone.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+import numpy as np
+
+from ocrkit.decode.ctc import log_softmax
+
+
+class DecoderSteps(Protocol):
+    """A decoder run one token at a time with its cache, in the backend's own tensor type."""
+
+    eos_id: int
+
+    def first_step(self, states: Any, mask: np.ndarray | None) -> tuple[np.ndarray, Any]:
+        """Decoder start token → ((B, V) logits of the first token, cache)."""
+
+    def next_step(self, tokens: np.ndarray, cache: Any, mask: np.ndarray | None) -> tuple[np.ndarray, Any]:
+        """(B,) tokens just chosen → ((B, V) logits of the next token, cache)."""
+
+
+def greedy(
+    steps: DecoderSteps, states: Any, budgets: np.ndarray, mask: np.ndarray | None = None
+) -> tuple[list[list[int]], list[float]]:
+    """→ (token ids without </s>, exp(mean token log-prob, </s> included)) per line. Line b stops at
+    </s> or after budgets[b] tokens; `mask` (B, encoder length; 1 = real state) hides padded states."""
+    budgets = np.asarray(budgets, np.int64)
+    n = len(budgets)
+    tokens: list[list[int]] = [[] for _ in range(n)]
+    logprob = np.zeros(n, np.float64)
+    counted = np.zeros(n, np.int64)
+    done = budgets <= 0
+    if done.all():
+        return tokens, [1.0] * n
+    logits, cache = steps.first_step(states, mask)
+    for step in range(int(budgets.max())):
+        lp = log_softmax(logits.astype(np.float64))
+        chosen = lp.argmax(-1)
+        for b in np.nonzero(~done)[0]:
+            logprob[b] += lp[b, chosen[b]]
+            counted[b] += 1
+            if chosen[b] == steps.eos_id:
+                done[b] = True
+            else:
+                tokens[b].append(int(chosen[b]))
+        done |= budgets <= step + 1
+        if done.all():
+            break
+        logits, cache = steps.next_step(chosen.astype(np.int64), cache, mask)
+    return tokens, [float(np.exp(logprob[b] / max(1, counted[b]))) for b in range(n)]
+
+
+def pad_lengths(lengths: list[int]) -> np.ndarray:
+    """(B, max length) int64 cross-attention mask: 1 over each line's own encoder states, 0 after."""
+    mask = np.zeros((len(lengths), max(lengths, default=0)), np.int64)
+    for row, length in enumerate(lengths):
+        mask[row, :length] = 1
+    return mask
