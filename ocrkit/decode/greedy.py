@@ -2,7 +2,8 @@
 
 Lines of different widths decode together: their encoder states are padded to the longest and the
 cross-attention mask hides the padding, so a page's lines run in one loop instead of one per width. Each
-line keeps its own token budget (ocrkit.decode.budget), so it reads exactly as it would alone.
+line keeps its own token budget (ocrkit.decode.budget), so it reads exactly as it would alone, and leaves
+the batch when it ends, so the short lines do not pay for the long ones.
 """
 
 from __future__ import annotations
@@ -25,6 +26,9 @@ class DecoderSteps(Protocol):
     def next_step(self, tokens: np.ndarray, cache: Any, mask: np.ndarray | None) -> tuple[np.ndarray, Any]:
         """(B,) tokens just chosen → ((B, V) logits of the next token, cache)."""
 
+    def select(self, cache: Any, rows: np.ndarray) -> Any:
+        """The cache of the given rows only (lines still being read)."""
+
 
 def greedy(
     steps: DecoderSteps, states: Any, budgets: np.ndarray, mask: np.ndarray | None = None
@@ -40,19 +44,26 @@ def greedy(
     if done.all():
         return tokens, [1.0] * n
     logits, cache = steps.first_step(states, mask)
+    active = np.arange(n)  # the lines the cache and the logits rows belong to
     for step in range(int(budgets.max())):
         lp = log_softmax(logits.astype(np.float64))
         chosen = lp.argmax(-1)
-        for b in np.nonzero(~done)[0]:
-            logprob[b] += lp[b, chosen[b]]
+        for row, b in enumerate(active):
+            if done[b]:
+                continue
+            logprob[b] += lp[row, chosen[row]]
             counted[b] += 1
-            if chosen[b] == steps.eos_id:
+            if chosen[row] == steps.eos_id:
                 done[b] = True
             else:
-                tokens[b].append(int(chosen[b]))
+                tokens[b].append(int(chosen[row]))
         done |= budgets <= step + 1
         if done.all():
             break
+        if done[active].any():  # finished lines leave the batch: each step costs only the lines left
+            rows = np.nonzero(~done[active])[0]
+            cache, chosen, active = steps.select(cache, rows), chosen[rows], active[rows]
+            mask = None if mask is None else mask[rows]
         logits, cache = steps.next_step(chosen.astype(np.int64), cache, mask)
     return tokens, [float(np.exp(logprob[b] / max(1, counted[b]))) for b in range(n)]
 

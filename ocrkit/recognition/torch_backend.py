@@ -72,6 +72,12 @@ class TorchBackend:
         logits, past = self._decode(ids, projected, mask, past)
         return logits[:, -1], (past, projected)
 
+    def select(self, cache: Any, rows: np.ndarray) -> Any:
+        past, projected = cache
+        index = torch.from_numpy(rows).to(self.device)
+        past.reorder_cache(index)  # keeps the rows in `index` order, in place
+        return past, projected[index]
+
     @torch.no_grad()
     def score(
         self, states: torch.Tensor, input_ids: np.ndarray, mask: np.ndarray | None = None

@@ -88,6 +88,9 @@ class OnnxRecognizer:
             feed[ENCODER_MASK] = cache[ENCODER_MASK]
         return self._step(self.decoder_past, feed, cache)
 
+    def select(self, cache: dict, rows: np.ndarray) -> dict:
+        return {name: value[rows] for name, value in cache.items()}
+
     def _mask(self, states: np.ndarray, mask: np.ndarray | None) -> dict[str, np.ndarray]:
         """The mask input the decoder graphs take (all ones without padding); none for older exports."""
         if not self.masks_encoder:

@@ -49,6 +49,10 @@ class StandInBackend:
             logits[row, reading[min(t + 1, len(reading) - 1)]] = 30.0
         return logits, (lines, t + 1)
 
+    def select(self, cache, rows):
+        lines, t = cache
+        return [lines[r] for r in rows], t
+
     def score(self, states, input_ids, mask=None):
         logits = np.zeros((*input_ids.shape, self.frames.shape[-1]))
         for row, line in enumerate(states[:, 0]):
@@ -140,6 +144,9 @@ class WidthBackend(StandInBackend):
         logits[:, EOS] = 30.0
         return logits, None
 
+    def select(self, cache, rows):
+        return cache
+
 
 CROP_WIDTHS = (300, 60, 300, 120, 60, 200)
 
@@ -167,23 +174,32 @@ def test_without_a_cross_attention_mask_each_line_length_gets_its_own_loop():
 
 
 class EndlessDecoder:
-    """Never emits </s>: every line runs to its budget."""
+    """Never emits </s>: every line runs to its budget. Records the rows each step decodes."""
 
     eos_id = EOS
 
+    def __init__(self) -> None:
+        self.rows_per_step: list[int] = []
+
     def first_step(self, states, mask):
-        return self.next_step(None, None, mask)
+        return self.next_step(np.zeros(len(states)), None, mask)
 
     def next_step(self, tokens, cache, mask):
-        logits = np.zeros((3, 8))
+        self.rows_per_step.append(len(tokens))
+        logits = np.zeros((len(tokens), 8))
         logits[:, 5] = 30.0
         return logits, None
 
+    def select(self, cache, rows):
+        return cache
 
-def test_greedy_stops_each_line_at_its_own_budget():
-    ids, confidences = greedy(EndlessDecoder(), None, np.array([2, 7, 4]))
+
+def test_greedy_stops_each_line_at_its_own_budget_and_drops_it_from_the_batch():
+    decoder = EndlessDecoder()
+    ids, confidences = greedy(decoder, np.zeros((3, 1)), np.array([2, 7, 4]))
     assert [len(line) for line in ids] == [2, 7, 4]
     assert all(conf == pytest.approx(1.0) for conf in confidences)
+    assert decoder.rows_per_step == [3, 3, 2, 2, 1, 1, 1]
 
 
 def test_pad_lengths_marks_each_lines_own_states():
