@@ -27,6 +27,7 @@ from ocrkit.decode.ctc import DECODINGS
 from ocrkit.evaluation import markdown_table, score_records
 from ocrkit.io import load_image
 from ocrkit.model_folder import has_spec, read_spec
+from ocrkit.recognition.metrics import edit_distance
 from ocrkit.runtime.recognizer import OnnxRecognizer
 from ocrkit.zoo import cached_onnx_export
 
@@ -49,6 +50,17 @@ def frames_per_char(records: list[dict], crops: list[np.ndarray], folder: Path) 
     return out
 
 
+def print_worst(
+    records: list[dict], texts: list[str], subsets: dict[str, list[int]], decoding: str, n: int
+) -> None:
+    """The n lines with the most edits per subset: reference, then reading."""
+    for name, idx in subsets.items():
+        worst = sorted(idx, key=lambda i: -edit_distance(records[i]["text"], texts[i]))[:n]
+        print(f"-- {decoding}, {name}")
+        for i in worst:
+            print(f"   {records[i]['text']!r}\n   {texts[i]!r}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -59,6 +71,9 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--batch-size", type=int, default=16)
     parser.add_argument("--json", help="also write the table as JSON")
+    parser.add_argument(
+        "--errors", type=int, default=0, help="print the N worst lines per subset, per decoding"
+    )
     args = parser.parse_args()
 
     folder = Path(args.model)
@@ -90,6 +105,8 @@ def main() -> None:
         )
         for name in rows:
             rows[name][f"cer_{decoding}"] = scores[name]["cer"]
+        if args.errors:
+            print_worst(records, texts, subsets, decoding, args.errors)
     print(f"load average {os.getloadavg()[0]:.2f}, {args.threads} threads, model {folder}")
     keys = ["lines", "frames_per_char"]
     keys += [f"{m}_{d}" for d in args.decodings for m in ("cer", "ms_per_line")]
