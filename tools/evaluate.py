@@ -25,6 +25,7 @@ import numpy as np
 
 from ocrkit.commands.options import Parser
 from ocrkit.data.manifest import read_jsonl
+from ocrkit.decode.ctc import DECODINGS
 from ocrkit.evaluation import (
     drop_unconfident,
     markdown_table,
@@ -50,7 +51,9 @@ def coco_files(paths: list[str]) -> list[Path]:
 def run_ocrkit(coco_path: Path, args: argparse.Namespace) -> dict:
     from ocrkit.pipeline import OCR
 
-    ocr = OCR(args.det_model, args.rec_model, backend=args.backend, threads=args.threads)
+    ocr = OCR(
+        args.det_model, args.rec_model, backend=args.backend, threads=args.threads, decoding=args.decoding
+    )
     save = Path(args.save_pred) / coco_path.parent.name if args.save_pred else None
     return read_coco_pages(ocr, coco_path, gt_boxes=args.gt_boxes, save_pred=save)
 
@@ -149,6 +152,7 @@ def main() -> int:
     p.add_argument("--det-model")
     p.add_argument("--rec-model")
     p.add_argument("--backend", default="torch", choices=("torch", "onnx"))
+    p.add_argument("--decoding", choices=DECODINGS, help="override the recognizer's own decoding")
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--save-pred", help="with no --pred: also write ocrkit's page JSON here")
     p.add_argument("--json", help="write the results table as JSON")
