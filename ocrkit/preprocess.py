@@ -5,8 +5,10 @@ Torch-free on purpose: `deploy/` imports this module without torch installed.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import cv2
 import numpy as np
@@ -87,25 +89,12 @@ def letterbox(
     """
     if longest <= 0 or longest % divisor:
         raise ValueError(f"longest={longest} must be a positive multiple of divisor={divisor}")
-    import albumentations as A  # here, not at the top: it imports torch, which `ocrkit --help` must not
-
     img = to_rgb_uint8(image)
     h, w = img.shape[:2]
     if h == 0 or w == 0:
         raise ValueError(f"empty image of shape {img.shape}")
-    # LongestMaxSize rounds the short side; a 1-px sliver must still keep at least one pixel.
-    resized = A.LongestMaxSize(max_size=longest, interpolation=interpolation, p=1.0)(image=img)["image"]
-    size, multiple = (longest, None) if square else (None, divisor)  # a fixed square, or multiples of divisor
-    pad = A.PadIfNeeded(
-        min_height=size,
-        min_width=size,
-        pad_height_divisor=multiple,
-        pad_width_divisor=multiple,
-        position="top_left",
-        border_mode=cv2.BORDER_CONSTANT,
-        fill=pad_value,
-        p=1.0,
-    )
+    resize, pad = _letterbox_transforms(longest, divisor, square, pad_value, interpolation)
+    resized = resize(image=img)["image"]
     out = pad(image=resized)["image"]
     rh, rw = resized.shape[:2]
     oh, ow = out.shape[:2]
@@ -119,6 +108,30 @@ def letterbox(
         height=oh,
     )
     return out, geometry
+
+
+@functools.lru_cache(maxsize=64)
+def _letterbox_transforms(
+    longest: int, divisor: int, square: bool, pad_value: int, interpolation: int
+) -> tuple[Any, Any]:
+    """albumentations (LongestMaxSize, PadIfNeeded) for one geometry, built once: building them validates
+    their arguments, which cost more than resizing a line crop."""
+    import albumentations as A  # here, not at the top: it imports torch, which `ocrkit --help` must not
+
+    # LongestMaxSize rounds the short side; a 1-px sliver must still keep at least one pixel.
+    resize = A.LongestMaxSize(max_size=longest, interpolation=interpolation, p=1.0)
+    size, multiple = (longest, None) if square else (None, divisor)  # a fixed square, or multiples of divisor
+    pad = A.PadIfNeeded(
+        min_height=size,
+        min_width=size,
+        pad_height_divisor=multiple,
+        pad_width_divisor=multiple,
+        position="top_left",
+        border_mode=cv2.BORDER_CONSTANT,
+        fill=pad_value,
+        p=1.0,
+    )
+    return resize, pad
 
 
 def padded_size(height: int, width: int, longest: int, divisor: int = 16) -> tuple[int, int]:
