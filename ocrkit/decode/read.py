@@ -8,6 +8,7 @@ backends read every line the same way.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
@@ -101,10 +102,10 @@ def read_batches(
     joint: JointSettings | None = None,
     decoder_batch: int = 64,
 ) -> list[list[Reading]]:
-    """Several pixel batches (each of one shape) with one decoding → readings per batch. Every line the
-    decoder must read (all of them for attention, the gate's unsure ones for joint) joins one greedy
-    loop, up to `decoder_batch` lines at a time, lines of similar length together; a backend without the
-    cross-attention mask gets one loop per encoder length instead."""
+    """Several pixel batches (each of one shape) with one decoding → readings per batch. The lines the
+    decoder must read (all of them for attention, the gate's unsure ones for joint) are read together
+    across batches, in one greedy loop and one teacher-forcing pass per `decoder_batch` lines of similar
+    length; a backend without the cross-attention mask groups only lines of one encoder length."""
     if decoding == "joint" and joint is None:
         raise ValueError("joint decoding needs JointSettings")
     states = [backend.encode(pixels) for pixels in batches]
@@ -120,46 +121,60 @@ def read_batches(
         picked.append(best_path(logits[b], backend.blank_id))
         if decoding == "joint":
             pending += [(b, i) for i in joint.unsure([conf for _, conf in picked[b]])]
-    widths = [pixels.shape[-1] for pixels in batches]
-    decoded = _greedy_lines(backend, states, widths, pending, decoder_batch)
-    if decoding == "attention":
-        for (b, i), reading in decoded.items():
-            picked[b][i] = reading
+    if not pending:
         return picked
-    for b in range(len(batches)):
-        unsure = [i for bb, i in pending if bb == b]
-        if not unsure:
-            continue
-        ctc_ids = [picked[b][i][0] for i in unsure]
-        decoder_ids = [decoded[(b, i)][0] for i in unsure]
-        rescored = _rescore(backend, states[b][unsure], logits[b][unsure], ctc_ids, decoder_ids, joint)
-        for i, pick in zip(unsure, rescored, strict=True):
-            picked[b][i] = pick
+    lines = Lines(
+        states=[states[b][[i]] for b, i in pending],
+        lengths=[states[b].shape[1] for b, _ in pending],
+        budgets=[
+            greedy_token_budget(batches[b].shape[-1], backend.patch, backend.max_positions)
+            for b, _ in pending
+        ],
+    )
+    decoded = _greedy_lines(backend, lines, decoder_batch)
+    if decoding == "joint":
+        frames = [log_softmax(logits[b][i].astype(np.float64)) for b, i in pending]
+        ctc_ids = [picked[b][i][0] for b, i in pending]
+        decoded = _rescore(backend, lines, frames, ctc_ids, [ids for ids, _ in decoded], joint, decoder_batch)
+    for (b, i), reading in zip(pending, decoded, strict=True):
+        picked[b][i] = reading
     return picked
 
 
-def _greedy_lines(
-    backend: RecognizerBackend,
-    states: list[Any],
-    widths: list[int],
-    lines: list[tuple[int, int]],
-    decoder_batch: int,
-) -> dict[tuple[int, int], Reading]:
-    """Greedy readings of (batch, line) pairs, each within its own batch width's token budget."""
-    length = {key: states[key[0]].shape[1] for key in lines}
-    ordered = sorted(lines, key=lambda key: length[key])
+@dataclass
+class Lines:
+    """Lines the decoder reads, each with its own encoder states (1, N_i, D), their length and its budget."""
+
+    states: list[Any]
+    lengths: list[int]
+    budgets: list[int]
+
+
+def _row_groups(backend: RecognizerBackend, lengths: list[int], limit: int) -> list[list[int]]:
+    """Row indices to run together, by their encoder length: up to `limit` rows of similar length with the
+    cross-attention mask, rows of one length without it."""
+    ordered = sorted(range(len(lengths)), key=lambda r: lengths[r])
     if backend.masks_encoder:
-        chunks = [ordered[at : at + decoder_batch] for at in range(0, len(ordered), decoder_batch)]
-    else:  # no mask: only lines with states of one length share a loop
-        chunks = [[k for k in ordered if length[k] == n] for n in dict.fromkeys(length[k] for k in ordered)]
-    out: dict[tuple[int, int], Reading] = {}
-    for chunk in chunks:
-        padded = backend.pad_states([states[b][[i]] for b, i in chunk])
-        lengths = [length[key] for key in chunk]
-        mask = pad_lengths(lengths) if backend.masks_encoder else None
-        budgets = [greedy_token_budget(widths[b], backend.patch, backend.max_positions) for b, _ in chunk]
-        ids, confidences = greedy(backend, padded, np.array(budgets), mask)
-        out.update(zip(chunk, zip(ids, confidences, strict=True), strict=True))
+        return [ordered[at : at + limit] for at in range(0, len(ordered), limit)]
+    return [[r for r in ordered if lengths[r] == n] for n in dict.fromkeys(lengths[r] for r in ordered)]
+
+
+def _padded(backend: RecognizerBackend, lines: Lines, owners: list[int]) -> tuple[Any, np.ndarray | None]:
+    """The states of the given lines as one batch, and its cross-attention mask (None for a backend
+    without one, which only ever gets lines of one length here)."""
+    states = backend.pad_states([lines.states[o] for o in owners])
+    lengths = [lines.lengths[o] for o in owners]
+    return states, (pad_lengths(lengths) if backend.masks_encoder else None)
+
+
+def _greedy_lines(backend: RecognizerBackend, lines: Lines, limit: int) -> list[Reading]:
+    """Greedy readings of the lines, each within its own token budget."""
+    out: list[Reading] = [([], 0.0)] * len(lines.lengths)
+    for group in _row_groups(backend, lines.lengths, limit):
+        states, mask = _padded(backend, lines, group)
+        ids, confidences = greedy(backend, states, np.array([lines.budgets[o] for o in group]), mask)
+        for o, reading in zip(group, zip(ids, confidences, strict=True), strict=True):
+            out[o] = reading
     return out
 
 
@@ -195,31 +210,40 @@ def read_all(
     states = backend.encode(pixels)
     logits = backend.ctc_logits(states, pixels.shape[-2:])
     ctc = best_path(logits, backend.blank_id)
-    decoder_ids, decoder_conf = _greedy(backend, states, pixels.shape[-1])
-    picked = _rescore(backend, states, logits, [ids for ids, _ in ctc], decoder_ids, joint)
-    return {"ctc": ctc, "attention": list(zip(decoder_ids, decoder_conf, strict=True)), "joint": picked}
-
-
-def _greedy(backend: RecognizerBackend, states: Any, width: int) -> tuple[list[list[int]], list[float]]:
-    budget = greedy_token_budget(width, backend.patch, backend.max_positions)
-    return greedy(backend, states, np.full(len(states), budget))
+    budget = greedy_token_budget(pixels.shape[-1], backend.patch, backend.max_positions)
+    n = len(pixels)
+    lines = Lines([states[[i]] for i in range(n)], [states.shape[1]] * n, [budget] * n)
+    attention = _greedy_lines(backend, lines, n)
+    frames = list(log_softmax(logits.astype(np.float64)))
+    decoder_ids = [ids for ids, _ in attention]
+    picked = _rescore(backend, lines, frames, [ids for ids, _ in ctc], decoder_ids, joint, n)
+    return {"ctc": ctc, "attention": attention, "joint": picked}
 
 
 def _rescore(
     backend: RecognizerBackend,
-    states: Any,
-    logits: np.ndarray,
+    lines: Lines,
+    frames: list[np.ndarray],
     ctc_ids: list[list[int]],
     decoder_ids: list[list[int]],
     joint: JointSettings,
+    limit: int,
 ) -> list[Reading]:
     """Score the candidates (both decoders' readings and CTC's second choices) with the decoder (teacher
-    forcing) and the CTC forward algorithm, and keep the best per line."""
-    frames = log_softmax(logits.astype(np.float64))
+    forcing, `limit` lines of similar length per pass) and the CTC forward algorithm (log-softmaxed
+    `frames` per line), and keep the best per line."""
     candidates = joint_candidates(frames, ctc_ids, decoder_ids, backend.blank_id, joint.alternatives)
     inputs, targets, mask, owners = teacher_forcing_batch(
         candidates, backend.start_id, backend.eos_id, backend.blank_id, backend.max_positions
     )
-    scored = backend.score(states[owners], inputs)
+    scored: np.ndarray | None = None
+    for group in _row_groups(backend, lines.lengths, limit):
+        members = set(group)
+        rows = [r for r, owner in enumerate(owners) if owner in members]
+        states, cross_mask = _padded(backend, lines, [owners[r] for r in rows])
+        logits = backend.score(states, inputs[rows], cross_mask)
+        if scored is None:
+            scored = np.zeros((len(owners), *logits.shape[1:]), logits.dtype)
+        scored[rows] = logits
     attention = sequence_logprobs(scored, targets, mask, owners, len(candidates))
     return choose(frames, candidates, attention, backend.blank_id, joint.ctc_weight)
