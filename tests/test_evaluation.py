@@ -141,3 +141,25 @@ def test_prediction_files_match_by_image_stem_with_or_without_its_extension(tmp_
     for name in ("a.png.json", "b.json", "c.d.json", "_run.json"):
         (tmp_path / name).write_text(Page(image=name, width=4, height=3).to_json())
     assert sorted(read_prediction_dir(tmp_path)) == ["a", "b", "c.d"]
+
+
+@pytest.mark.slow
+def test_evaluate_misses_counts_every_box_and_draws_the_worst_page(tmp_path, tiny_detector_dir):
+    gt = write_coco(tmp_path)
+    (tmp_path / "images").mkdir()
+    Image.new("RGB", (400, 200), "white").save(tmp_path / "images" / "p1.jpg")
+    out, pictures = tmp_path / "misses.json", tmp_path / "pictures"
+    script = REPO / "tools" / "evaluate.py"
+    cmd = [sys.executable, str(script), "misses", "--gt", str(gt), "--det-model", str(tiny_detector_dir)]
+    res = subprocess.run(
+        [*cmd, "--json", str(out), "--pictures", str(pictures), "--threads", "1"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert res.returncode == 0, res.stderr
+    (row,) = json.loads(out.read_text()).values()
+    assert row["boxes"] == 3 and 0.0 <= row["recall"] <= 1.0
+    assert sum(n for _, n, _ in row["by_height"]) == sum(n for _, n, _ in row["by_width"]) == 3
+    (picture,) = pictures.glob("*.webp")
+    assert Image.open(picture).size == (400, 200) and "box height at input" in res.stdout
