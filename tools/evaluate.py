@@ -108,12 +108,14 @@ def cmd_misses(args: argparse.Namespace) -> int:
             gt = B.xywh_to_xyxy(np.array([a["bbox"] for a in anns], np.float32).reshape(-1, 4))
             ((pred, _),) = detector.predict([pixels])
             hits = counts.add_page(gt, pred, longest / max(pixels.shape[:2]))
-            worst.append((int((~hits).sum()), image["file_name"], pixels, gt, hits, pred))
+            # pixels are not kept: only the pages drawn are read again
+            worst.append((int((~hits).sum()), image["file_name"], gt, hits, pred))
         results[coco_path.parent.name] = counts.summary()
         if args.pictures:
             folder = Path(args.pictures)
             folder.mkdir(parents=True, exist_ok=True)
-            for missed, name, pixels, gt, hits, pred in sorted(worst, key=lambda w: -w[0])[: args.per_subset]:
+            for missed, name, gt, hits, pred in sorted(worst, key=lambda w: -w[0])[: args.per_subset]:
+                pixels = load_image(coco_path.parent / name)
                 out = folder / f"{coco_path.parent.name}_{Path(name).stem}.webp"
                 draw_misses(pixels, gt, hits, pred).save(out, quality=60)
                 print(f"{out}: {missed} of {len(hits)} annotated lines missed")
