@@ -20,13 +20,13 @@ import numpy as np
 import torch
 
 from ocrkit.buckets import same_shape_batches
+from ocrkit.data.sampler import AspectRatioBatchSampler, padding_fraction, random_batches
 from ocrkit.decode.ctc import DECODINGS
 from ocrkit.line_preprocess import LinePreprocess
 from ocrkit.model_folder import read_spec
 from ocrkit.recognition.collate import pad_labels
 from ocrkit.recognition.config import RecognizerConfig
 from ocrkit.recognition.predictor import Recognizer
-from ocrkit.recognition.sampler import AspectRatioBatchSampler, padding_fraction, random_batches
 from ocrkit.recognition.task import RecognitionTask
 from ocrkit.recognition.tokenizer import encode_label
 

@@ -153,6 +153,10 @@ class CocoDetectionDataset(Dataset):
             coco.createIndex()
         return coco
 
+    def page_sizes(self) -> list[tuple[int, int]]:
+        """(height, width) of each page before augmentation, from the annotation file (for bucketing)."""
+        return [(img["height"], img["width"]) for img in self.coco.loadImgs(self.ids)]
+
     def image_path(self, image_id: int) -> Path:
         return self.root / self.coco.loadImgs(image_id)[0]["file_name"]
 

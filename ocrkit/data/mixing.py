@@ -69,3 +69,8 @@ class MixtureDataset(Dataset):
     def __getitem__(self, item: int) -> Any:
         k, i = self.index[item]
         return self.datasets[k][i]
+
+    def page_sizes(self) -> list[tuple[int, int]]:
+        """(height, width) per drawn item, from sources that have `page_sizes` (for bucketing)."""
+        sizes = [ds.page_sizes() for ds in self.datasets]
+        return [sizes[k][i] for k, i in self.index]

@@ -11,6 +11,7 @@ from torch.utils.data import Dataset, Sampler
 
 from ocrkit.data.coco_dataset import AugmentConfig, CocoDetectionDataset
 from ocrkit.data.mixing import MixtureDataset, parse_sources
+from ocrkit.data.sampler import AspectRatioBatchSampler
 from ocrkit.detection.batch import collate_pages
 from ocrkit.detection.config import DetectorConfig
 from ocrkit.detection.factory import create_detector
@@ -70,7 +71,12 @@ class DetectionTask:
         return collate_pages(items)
 
     def batch_sampler(self, dataset: Dataset, batch_size: int, seed: int) -> Sampler | None:
-        return None  # square letterbox: every page has the same size
+        """Page-shaped input: batches of pages of similar aspect. Inference reads each page in its own
+        frame, and the model's boxes are normalised per axis to the frame, so a receipt padded to a
+        batch's near-square frame would teach a box mapping inference never sees. Square input: None."""
+        if self.cfg.data.square:
+            return None
+        return AspectRatioBatchSampler(dataset.page_sizes(), batch_size, seed)
 
     def units(self, batch: dict[str, Any]) -> int:
         return len(batch["labels"])
@@ -92,7 +98,8 @@ class DetectionTask:
         post = self.cfg.post
         loose = replace(post, score_threshold=min(post.score_threshold, MAP_SCORE_THRESHOLD))
         counts, detections = LineCounts(), {}
-        step = self.cfg.data.eval_batch_size
+        # page-shaped input is read one page per pass, in its own frame, as inference reads it
+        step = self.cfg.data.eval_batch_size if self.cfg.data.square else 1
         for start in range(0, len(data), step):
             batch = self.collate([data[i] for i in range(start, min(start + step, len(data)))])
             logits, boxes = raw_outputs(model, batch["pixel_values"])

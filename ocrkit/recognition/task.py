@@ -22,6 +22,7 @@ from transformers.models.vision_encoder_decoder.modeling_vision_encoder_decoder 
 
 from ocrkit.buckets import same_shape_batches
 from ocrkit.data.lines_dataset import LinesDataset
+from ocrkit.data.sampler import AspectRatioBatchSampler
 from ocrkit.decode.ctc import DECODINGS, Decoding
 from ocrkit.decode.joint import JointSettings
 from ocrkit.decode.read import read, read_all
@@ -41,7 +42,6 @@ from ocrkit.recognition.ctc import (
 )
 from ocrkit.recognition.metrics import ErrorCounts
 from ocrkit.recognition.model import PATCH, create_recognizer
-from ocrkit.recognition.sampler import AspectRatioBatchSampler
 from ocrkit.recognition.tokenizer import build_tokenizer, decode, load_tokenizer
 from ocrkit.recognition.torch_backend import TorchBackend
 

@@ -5,7 +5,7 @@ import pytest
 import torch
 from fixtures import REPO, TINY, make_coco
 
-from ocrkit.config import load_config
+from ocrkit.config import from_dict, load_config
 from ocrkit.detection import create_detector, load_detector
 from ocrkit.detection.compat import accepted_kwargs
 from ocrkit.detection.config import DetectorConfig
@@ -139,3 +139,29 @@ def test_configs_load():
     for name in ["dfine_n", "dfine_n8", "dfine_s", "rtdetr_r18", "tiny"]:
         cfg = load_config(DetectorConfig, REPO / f"configs/detector/{name}.yaml")
         assert cfg.data.longest % 32 == 0 and cfg.model.num_queries <= 300
+
+
+def test_page_shaped_training_batches_pages_of_one_aspect(tmp_path):
+    """Tall and wide pages mixed: page-shaped batches never mix them (each page trains in a frame of its
+    own aspect, as inference reads it); the square input keeps the engine's plain shuffled batches."""
+    tall = make_coco(tmp_path / "tall", 6, size=(200, 80))
+    wide = make_coco(tmp_path / "wide", 6, size=(80, 200), seed=1)
+    data = {
+        "train": [{"path": str(tall), "weight": 0.5}, {"path": str(wide), "weight": 0.5}],
+        "epoch_pages": 12,
+        "longest": 64,
+        "square": False,
+        "augment": {"enabled": False},
+    }
+    task = DetectionTask(from_dict(DetectorConfig, {"data": data}))
+    dataset = task.train_dataset()
+    batches = list(task.batch_sampler(dataset, 3, seed=0))
+    sizes = dataset.page_sizes()
+    assert sorted(i for b in batches for i in b) == list(range(len(dataset)))
+    assert all(len({sizes[i] for i in b}) == 1 for b in batches)
+    batch = task.collate([dataset[i] for i in batches[0]])
+    h, w = sizes[batches[0][0]]
+    assert (batch["pixel_values"].shape[2] > batch["pixel_values"].shape[3]) == (h > w)
+
+    square = DetectionTask(from_dict(DetectorConfig, {"data": {**data, "square": True}}))
+    assert square.batch_sampler(dataset, 3, seed=0) is None

@@ -10,13 +10,13 @@ from fixtures import write_manifest
 from ocrkit.config import ConfigError, from_dict, load_config
 from ocrkit.data.lines_dataset import scan_augment
 from ocrkit.data.manifest import read_manifest
+from ocrkit.data.sampler import AspectRatioBatchSampler, padding_fraction, random_batches
 from ocrkit.engine.trainer import accumulate
 from ocrkit.errors import InputError
 from ocrkit.line_preprocess import LinePreprocess
 from ocrkit.model_folder import read_spec
 from ocrkit.recognition.collate import IGNORE
 from ocrkit.recognition.config import RecognizerConfig
-from ocrkit.recognition.sampler import AspectRatioBatchSampler, padding_fraction, random_batches
 from ocrkit.recognition.task import RecognitionTask
 from tools.train_recognizer import main as train_main
 

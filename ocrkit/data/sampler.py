@@ -1,4 +1,4 @@
-"""Aspect-ratio bucketing: batches of lines with similar padded shapes, so batch padding stays small.
+"""Aspect-ratio bucketing: batches of items (lines, pages) with similar shapes, so batch padding stays small.
 
 Deterministic per seed: the shipped engine calls `batch_sampler(dataset, batch_size, seed)` with a new
 seed per epoch and shards the resulting batch list by rank (every rank builds the same list), so DDP
