@@ -33,6 +33,7 @@ ARCHS = (("dfine", "n"), ("rtdetr", "r18"), ("rtdetr_v2", "r18"))
 TINY = dict(
     num_queries=30,
     num_denoising=4,
+    encoder_positives=2,  # the one-to-many encoder term too
     decoder_layers=1,
     encoder_hidden_dim=32,
     d_model=32,

@@ -21,6 +21,7 @@ class ModelConfig:
     num_queries: int = DEFAULT_NUM_QUERIES
     num_denoising: int = 100  # denoising queries per training image group (0 = off)
     decoder_layers: int = 0  # 0 = the size's default
+    encoder_positives: int = 1  # encoder proposals matched to each line in training (1 = one-to-one)
     channels_last: bool = True  # NHWC memory layout for the convolutions: faster oneDNN kernels on CPU
     extra: dict = field(default_factory=dict)  # any other transformers config key, e.g. {decoder_n_points: 4}
 

@@ -183,10 +183,12 @@ def create_detector(
     num_queries: int = DEFAULT_NUM_QUERIES,
     num_denoising: int = 100,
     pretrained: str | Path | None = None,
+    encoder_positives: int = 1,
     **overrides: Any,
 ) -> PreTrainedModel:
     """A one-class (`text_line`) detector in train mode with the CIoU loss installed.
 
+    encoder_positives: encoder proposals each line is matched to in training (ocrkit.detection.loss).
     pretrained: a hub id or local `save_pretrained` folder; its head is replaced for one class
     (`ignore_mismatched_sizes`), `arch`/`size` are then ignored, and `num_queries`/overrides still apply.
     """
@@ -204,4 +206,4 @@ def create_detector(
         config = detector_config(arch, size, num_queries, num_denoising, **overrides)
         model = MODEL_CLASSES[type(config)](config)
     model.train()
-    return install_ciou_loss(model)
+    return install_ciou_loss(model, encoder_positives)

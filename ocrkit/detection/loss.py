@@ -6,6 +6,11 @@ transformers 4.57.6 also matches the denoising queries of the last decoder layer
 ground truth (its `logits`/`pred_boxes` still contain them during training): those queries are
 noised copies of the targets, so they steal matches from the real queries. We drop them from the
 main and auxiliary outputs and supervise them only through the denoising loss, as the papers do.
+
+The encoder's top-k proposals can be supervised one-to-many (`encoder_positives` > 1): each line is
+matched to up to that many proposals. The proposals only seed the decoder queries, so duplicates there
+cost nothing at inference, while more positives per line give short lines more chances to be among
+the proposals at all (the idea behind the one-to-many branches of H-DETR and DEIM, at no extra queries).
 """
 
 from __future__ import annotations
@@ -135,6 +140,32 @@ def _per_layer(
     return layers
 
 
+def repeat_targets(targets: list[dict], times: int, slots: int) -> list[dict]:
+    """Each image's targets repeated up to `times`, but never beyond `slots` targets in all (Hungarian
+    matching needs at least as many predictions as targets)."""
+    repeated = []
+    for t in targets:
+        k = max(1, min(times, slots // max(len(t["boxes"]), 1)))
+        repeated.append({"class_labels": t["class_labels"].repeat(k), "boxes": t["boxes"].repeat(k, 1)})
+    return repeated
+
+
+def encoder_losses(criterion: Any, proposals: dict, targets: list[dict], positives: int) -> dict:
+    """Class and box losses of the encoder's top-k proposals, each line matched to up to `positives` of
+    them; keys end in `_enc`, weights as for the decoder layers."""
+    targets = repeat_targets(targets, positives, proposals["logits"].shape[1])
+    indices = criterion.matcher(proposals, targets)
+    num_boxes = max(sum(len(t["boxes"]) for t in targets), 1)
+    losses = {}
+    for name in criterion.losses:
+        if name == "local":  # D-FINE's corner terms need the decoder's distributions
+            continue
+        for key, value in criterion.get_loss(name, proposals, targets, indices, num_boxes).items():
+            if key in criterion.weight_dict:
+                losses[f"{key}_enc"] = value * criterion.weight_dict[key]
+    return losses
+
+
 class CIoUDetrLoss:
     """Callable with the signature transformers' DETR models use for `self.loss_function`.
 
@@ -142,9 +173,12 @@ class CIoUDetrLoss:
     state_dict. The criterion is built once, on first use, for the model's config.
     """
 
-    def __init__(self, config: PretrainedConfig) -> None:
+    def __init__(self, config: PretrainedConfig, encoder_positives: int = 1) -> None:
+        if encoder_positives < 1:
+            raise ValueError(f"encoder_positives must be >= 1, got {encoder_positives}")
         kind = CIoUDFineLoss if config.model_type == "d_fine" else CIoURTDetrLoss
         self.criterion = kind(config)
+        self.encoder_positives = encoder_positives
 
     def __call__(
         self,
@@ -178,18 +212,19 @@ class CIoUDetrLoss:
         layers = _per_layer(classes, coords, corners, refs)
         outputs = dict(layers[-1])
         outputs["auxiliary_outputs"] = layers[:-1]
-        if enc_topk_logits is not None:
-            outputs["auxiliary_outputs"].append(
-                {"logits": enc_topk_logits, "pred_boxes": enc_topk_bboxes.clamp(0, 1)}
-            )
         if meta is not None:
             outputs["dn_auxiliary_outputs"] = _per_layer(dn_class, dn_coord, dn_corners, dn_refs)
             outputs["denoising_meta_values"] = meta
         loss_dict = criterion(outputs, labels)
+        if enc_topk_logits is not None:
+            proposals = {"logits": enc_topk_logits, "pred_boxes": enc_topk_bboxes.clamp(0, 1)}
+            loss_dict.update(encoder_losses(criterion, proposals, labels, self.encoder_positives))
         return sum(loss_dict.values()), loss_dict, layers[:-1]
 
 
-def install_ciou_loss(model: torch.nn.Module) -> torch.nn.Module:
-    """Make a transformers D-FINE / RT-DETR(v2) model train with the CIoU criterion; returns it."""
-    model.loss_function = CIoUDetrLoss(model.config)
+def install_ciou_loss(model: torch.nn.Module, encoder_positives: int = 1) -> torch.nn.Module:
+    """Make a transformers D-FINE / RT-DETR(v2) model train with the CIoU criterion; returns it.
+
+    encoder_positives: encoder proposals each line is matched to (1 = one-to-one, as the papers)."""
+    model.loss_function = CIoUDetrLoss(model.config, encoder_positives)
     return model

@@ -36,7 +36,13 @@ class DetectionTask:
         if m.decoder_layers:
             overrides["decoder_layers"] = m.decoder_layers
         model = create_detector(
-            m.arch, m.size, m.num_queries, m.num_denoising, m.pretrained or None, **overrides
+            m.arch,
+            m.size,
+            m.num_queries,
+            m.num_denoising,
+            m.pretrained or None,
+            m.encoder_positives,
+            **overrides,
         )
         return model.to(memory_format=self._memory_format())
 

@@ -48,14 +48,14 @@ def tiny_labels():
     ]
 
 
-@pytest.mark.parametrize("arch,size", [("dfine", "n"), ("rtdetr_v2", "r18")])
-def test_model_trains_with_ciou_not_giou(arch, size, monkeypatch):
+def tiny_detector(arch, size, encoder_positives=1):
     torch.manual_seed(0)
-    model = create_detector(
+    return create_detector(
         arch,
         size,
         num_queries=10,
         num_denoising=6,
+        encoder_positives=encoder_positives,
         decoder_layers=2,
         encoder_hidden_dim=32,
         d_model=32,
@@ -65,6 +65,11 @@ def test_model_trains_with_ciou_not_giou(arch, size, monkeypatch):
         encoder_attention_heads=2,
         decoder_attention_heads=2,
     )
+
+
+@pytest.mark.parametrize("arch,size", [("dfine", "n"), ("rtdetr_v2", "r18")])
+def test_model_trains_with_ciou_not_giou(arch, size, monkeypatch):
+    model = tiny_detector(arch, size)
     calls = []
     real = L.ciou_loss
 
@@ -99,3 +104,53 @@ def test_matcher_prefers_ciou_over_l1_ties():
     ]
     ((rows, cols),) = matcher({"logits": torch.zeros(1, 2, 1), "pred_boxes": pred}, target)
     assert rows.tolist() == [1] and cols.tolist() == [0]
+
+
+def test_repeat_targets_caps_at_the_proposals():
+    one = {"class_labels": torch.zeros(3, dtype=torch.long), "boxes": torch.rand(3, 4)}
+    empty = {"class_labels": torch.zeros(0, dtype=torch.long), "boxes": torch.zeros(0, 4)}
+    assert len(L.repeat_targets([one], 4, 100)[0]["boxes"]) == 12
+    capped, none = L.repeat_targets([one, empty], 4, 10)
+    assert len(capped["boxes"]) == 9  # 10 proposals hold 3 copies of 3 lines
+    assert torch.equal(capped["boxes"][3:6], one["boxes"]) and len(none["boxes"]) == 0
+
+
+@pytest.mark.parametrize("arch,size", [("dfine", "n"), ("rtdetr_v2", "r18")])
+def test_encoder_proposals_one_to_many(arch, size, monkeypatch):
+    """k = 1 gives the criterion's own one-to-one loss of the proposals; k = 3 matches 3 proposals per
+    line (3 lines, 10 proposals → 9 matches) and still trains."""
+    seen = {}
+
+    def capture(model):
+        real = model.loss_function
+
+        def wrapped(*args, **kwargs):
+            seen["proposals"] = {
+                "logits": kwargs["enc_topk_logits"].detach(),
+                "pred_boxes": kwargs["enc_topk_bboxes"].detach().clamp(0, 1),
+            }
+            return real(*args, **kwargs)
+
+        model.loss_function = wrapped
+        model.loss_function.criterion = real.criterion
+        return real
+
+    model = tiny_detector(arch, size)
+    real = capture(model)
+    out = model(pixel_values=torch.rand(1, 3, 64, 64), labels=tiny_labels())
+    alone = real.criterion(seen["proposals"], tiny_labels())
+    assert {"loss_vfl_enc", "loss_bbox_enc", "loss_ciou_enc"} <= set(out.loss_dict)
+    for key in ("loss_vfl", "loss_bbox", "loss_ciou"):
+        torch.testing.assert_close(out.loss_dict[f"{key}_enc"].detach(), alone[key].detach())
+
+    model = tiny_detector(arch, size, encoder_positives=3)
+    real = capture(model)
+    matches = []
+    matcher = real.criterion.matcher
+    match = matcher.forward
+    monkeypatch.setattr(matcher, "forward", lambda o, t: matches.append(match(o, t)) or matches[-1])
+    out = model(pixel_values=torch.rand(1, 3, 64, 64), labels=tiny_labels())
+    assert len(matches[-1][0][0]) == 9 and len(set(matches[-1][0][0].tolist())) == 9
+    assert all(len(m[0][0]) == 3 for m in matches[:-1])  # decoder layers stay one-to-one
+    out.loss.backward()
+    assert all(torch.isfinite(p.grad).all() for p in model.parameters() if p.grad is not None)
