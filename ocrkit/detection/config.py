@@ -37,7 +37,7 @@ class DataConfig:
     longest: int = 640  # letterbox size: long side, a multiple of `divisor`
     divisor: int = 32  # D-FINE/RT-DETR feature strides go to 32
     square: bool = True  # pad to longest×longest (fixed-size batches)
-    eval_batch_size: int = 4  # images per forward pass during evaluation
+    eval_batch_size: int = 4  # images per forward pass during evaluation (page-shaped input: one)
     augment: AugmentConfig = field(default_factory=AugmentConfig)
 
 
