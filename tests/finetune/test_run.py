@@ -46,7 +46,12 @@ def test_recipes_keep_the_start_models_geometry_and_decoding(tmp_path):
     cfg = recognizer_config(
         recipe, REPO / "ocrkit/models/recognizer", "t.jsonl", "v.jsonl", None, 0.2, tmp_path
     )
-    assert (cfg.model.decoding, cfg.model.joint_gate, cfg.data.max_height) == ("joint", 0.9, 32)
+    shipped = json.loads((REPO / "ocrkit/models/recognizer/ocrkit.json").read_text())
+    assert (cfg.model.decoding, cfg.model.joint_gate, cfg.data.max_height) == (
+        shipped["decoding"],
+        shipped["joint_gate"],
+        shipped["max_height"],
+    )
     assert cfg.model.ctc_weight > 0 and cfg.data.train == "t.jsonl" and cfg.train.validate_first
 
 
