@@ -34,6 +34,26 @@ RECOGNIZER = RecognizerSpec(
 )
 
 
+# recognizer 0.3.0's settings file, written before the version field existed
+RECOGNIZER_V0 = {
+    "task": "recognition",
+    "longest": 1024,
+    "divisor": 16,
+    "max_height": 32,
+    "windowed": True,
+    "grayscale": True,
+    "pad_value": 0,
+    "mean": 0.5,
+    "std": 0.5,
+    "size": "small",
+    "max_target_length": 160,
+    "decoding": "joint",
+    "joint_ctc_weight": 0.5,
+    "joint_gate": 0.9,
+    "joint_alternatives": 3,
+}
+
+
 def write_raw(folder, settings: dict) -> None:
     spec_path(folder).write_text(json.dumps(settings), encoding="utf-8")
 
@@ -47,9 +67,12 @@ def test_write_then_read_gives_the_same_spec_in_the_current_format(spec, tmp_pat
 
 
 def test_version_0_files_load_unchanged(tmp_path):
-    """The shipped folders predate the version field: same keys, version 0, same values."""
-    for kind, expected in (("detector", DETECTOR), ("recognizer", RECOGNIZER)):
-        old = json.loads(spec_path(MODELS_DIR / kind).read_text())
+    """Files from before the version field (the shipped detector, recognizer 0.3.0): version 0, same values."""
+    shipped_detector = json.loads(spec_path(MODELS_DIR / "detector").read_text())
+    for kind, old, expected in (
+        ("detector", shipped_detector, DETECTOR),
+        ("recognizer", RECOGNIZER_V0, RECOGNIZER),
+    ):
         assert "format_version" not in old
         write_raw(tmp_path, old)
         spec = read_spec(tmp_path, kind)
@@ -134,7 +157,8 @@ def test_check_folder_names_the_missing_files(tmp_path):
         check_folder(tmp_path, "detector")
     (tmp_path / "detector.onnx").write_bytes(b"graph")
     assert check_folder(tmp_path, "detector").onnx == "detector.onnx"
-    assert check_folder(MODELS_DIR / "recognizer", "recognizer").decoding == "joint"
+    shipped = json.loads(spec_path(MODELS_DIR / "recognizer").read_text())
+    assert check_folder(MODELS_DIR / "recognizer", "recognizer").decoding == shipped["decoding"]
 
 
 def test_with_settings_replaces_flat_settings_and_refuses_unknown_ones(tmp_path):
