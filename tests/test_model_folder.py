@@ -67,7 +67,7 @@ def test_write_then_read_gives_the_same_spec_in_the_current_format(spec, tmp_pat
 
 
 def test_version_0_files_load_unchanged(tmp_path):
-    """Files from before the version field (the shipped detector, recognizer 0.3.0): version 0, same values."""
+    """Settings files from before the version field (detector, recognizer 0.3.0): version 0, same values."""
     shipped_detector = json.loads(spec_path(MODELS_DIR / "detector").read_text())
     for kind, old, expected in (
         ("detector", shipped_detector, DETECTOR),
