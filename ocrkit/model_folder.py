@@ -67,6 +67,7 @@ class RecognizerSpec:
     joint_alternatives: int | None = None
     ctc_head: str = CTC_HEAD_FILE  # the CTC head's weights in the folder (read by ctc and joint decoding)
     ctc_frames_per_patch: int = 1  # CTC frames each encoder patch emits (ocrkit.decode.ctc.CtcHead)
+    decoder_max_chars: int | None = None  # attention decoding: longer CTC readings are kept (decode.read)
     extra: dict[str, Any] = field(default_factory=dict)
     format_version: int = FORMAT_VERSION
 
@@ -105,6 +106,14 @@ def load_ctc_head(folder: str | Path, spec: RecognizerSpec) -> CtcHead:
     if weight.ndim != 2 or weight.shape[0] % spec.ctc_frames_per_patch or bias.shape != weight.shape[:1]:
         raise ModelError(path, f"CTC head of shape {weight.shape} does not fit ctc_frames_per_patch")
     return CtcHead(weight, bias, spec.ctc_frames_per_patch)
+
+
+def folder_ctc_head(folder: str | Path, spec: RecognizerSpec, decoding: Decoding) -> CtcHead | None:
+    """The CTC head to read with: required by ctc and joint decoding; with attention decoding loaded when
+    the folder has one, because lines wider than the preprocessing's `longest` are read by CTC windows."""
+    if decoding.reads_head or (Path(folder) / spec.ctc_head).is_file():
+        return load_ctc_head(folder, spec)
+    return None
 
 
 Spec = DetectorSpec | RecognizerSpec

@@ -89,7 +89,8 @@ def recognizer_config(
         raise ConfigError("model.ctc_weight: the start model reads with its CTC head; keep it above 0")
     else:
         model["ctc_frames_per_patch"] = spec.ctc_frames_per_patch
-    for key in ("size", "max_target_length", "joint_ctc_weight", "joint_gate", "joint_alternatives"):
+    keys = ("size", "max_target_length", "joint_ctc_weight", "joint_gate", "joint_alternatives")
+    for key in (*keys, "decoder_max_chars") if has_head else keys:
         value = getattr(spec, key)
         if value is not None:
             model[key] = value

@@ -28,6 +28,9 @@ class ModelConfig:
     # running the decoder (speed); null = the decoder reads every line. Validation always reads all.
     joint_gate: float | None = None
     joint_alternatives: int = CTC_ALTERNATIVES  # joint decoding: CTC second choices rescored too (0 = off)
+    # attention decoding: a line whose CTC reading is longer than this many characters keeps it instead
+    # of being read by the decoder, which misreads lines longer than most it trained on; null = off
+    decoder_max_chars: int | None = None
     init_weights: str = ""  # a .safetensors file (e.g. a checkpoint's model.safetensors) to start from
 
     def __post_init__(self) -> None:
@@ -47,6 +50,11 @@ class ModelConfig:
             )
         if self.joint_alternatives < 0:
             raise ConfigError(f"model.joint_alternatives: expected 0 or more, got {self.joint_alternatives}")
+        if self.decoder_max_chars is not None and (self.decoder_max_chars < 1 or self.ctc_weight <= 0):
+            raise ConfigError(
+                "model.decoder_max_chars: expected null, or 1 or more with a CTC head "
+                f"(model.ctc_weight > 0), got {self.decoder_max_chars}"
+            )
         if Decoding(self.decoding).reads_head and self.ctc_weight <= 0:
             raise ConfigError(f"model.decoding: {self.decoding!r} needs a CTC head (model.ctc_weight > 0)")
 

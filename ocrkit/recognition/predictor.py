@@ -15,7 +15,7 @@ from ocrkit.decode.joint import JointSettings
 from ocrkit.decode.read import read_crops
 from ocrkit.errors import ModelError
 from ocrkit.line_preprocess import LinePreprocess
-from ocrkit.model_folder import check_folder, chosen_decoding, load_ctc_head
+from ocrkit.model_folder import check_folder, chosen_decoding, folder_ctc_head
 from ocrkit.recognition.model import freeze_unused
 from ocrkit.recognition.tokenizer import decode, load_tokenizer
 from ocrkit.recognition.torch_backend import TorchBackend
@@ -29,15 +29,20 @@ class Recognizer:
         model: VisionEncoderDecoderModel,
         tokenizer,
         preprocess: LinePreprocess,
+        decoding: Decoding = Decoding.ATTENTION,
         ctc_head: CtcHead | None = None,
         joint: JointSettings | None = None,
+        decoder_max_chars: int | None = None,
     ) -> None:
+        if decoding.reads_head and ctc_head is None:
+            raise ValueError(f"{decoding} decoding needs a CTC head")
         self.model = model.eval()
         self.tokenizer = tokenizer
         self.preprocess = preprocess
-        self.ctc_head = ctc_head  # (weight, bias): decode with the CTC head instead of the TrOCR decoder
-        self.joint = joint  # set: rescore both decoders' readings (joint decoding)
-        self.decoding = "attention" if ctc_head is None else "ctc" if joint is None else "joint"
+        self.decoding = decoding
+        self.ctc_head = ctc_head  # read by ctc and joint decoding, and for lines wider than `longest`
+        self.joint = joint  # joint decoding's gate and weight
+        self.decoder_max_chars = decoder_max_chars  # attention: longer CTC readings are kept
         self.backend = TorchBackend(self.model, ctc_head)
 
     @classmethod
@@ -46,7 +51,7 @@ class Recognizer:
         model_dir = Path(model_dir)
         spec = check_folder(model_dir, "recognizer")
         chosen = chosen_decoding(spec, decoding, model_dir)
-        ctc_head = load_ctc_head(model_dir, spec) if chosen.reads_head else None
+        ctc_head = folder_ctc_head(model_dir, spec, chosen)
         joint = spec.joint_settings() if chosen is Decoding.JOINT else None
         tokenizer = load_tokenizer(model_dir)
         verbosity = hf_logging.get_verbosity()
@@ -58,10 +63,18 @@ class Recognizer:
         finally:
             hf_logging.set_verbosity(verbosity)
         freeze_unused(model)
-        return cls(model, tokenizer, spec.preprocess, ctc_head, joint)
+        return cls(model, tokenizer, spec.preprocess, chosen, ctc_head, joint, spec.decoder_max_chars)
 
     @torch.inference_mode()
     def recognize(self, crops: list[np.ndarray], batch_size: int = 16) -> list[tuple[str, float]]:
         """Line crops (HxW[xC] arrays) → [(text, confidence in 0..1)] in input order."""
-        readings = read_crops(self.backend, self.preprocess, crops, self.decoding, self.joint, batch_size)
+        readings = read_crops(
+            self.backend,
+            self.preprocess,
+            crops,
+            self.decoding,
+            self.joint,
+            batch_size,
+            self.decoder_max_chars,
+        )
         return [(decode(self.tokenizer, ids), conf) for ids, conf in readings]

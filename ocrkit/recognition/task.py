@@ -237,6 +237,7 @@ class RecognitionTask:
             joint_gate=m.joint_gate,
             joint_alternatives=m.joint_alternatives,
             ctc_frames_per_patch=m.ctc_frames_per_patch,
+            decoder_max_chars=m.decoder_max_chars,
         )
         write_spec(out_dir, spec)
 

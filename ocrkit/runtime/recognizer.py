@@ -12,7 +12,7 @@ from tokenizers import Tokenizer
 from ocrkit.decode.ctc import Decoding
 from ocrkit.decode.read import read_crops
 from ocrkit.errors import ModelError
-from ocrkit.model_folder import check_folder, chosen_decoding, load_ctc_head
+from ocrkit.model_folder import check_folder, chosen_decoding, folder_ctc_head
 from ocrkit.runtime.session import create_session
 
 ENCODER_MASK = "encoder_attention_mask"  # the decoders' cross-attention mask input (ocrkit.export)
@@ -37,8 +37,9 @@ class OnnxRecognizer:
         self.blank_id = int(config.get("pad_token_id", config["decoder"]["pad_token_id"]))
         self.patch = int(config["encoder"]["patch_size"])
         self.decoding = chosen_decoding(spec, decoding, folder)
-        self.ctc_head = load_ctc_head(folder, spec) if self.decoding.reads_head else None
+        self.ctc_head = folder_ctc_head(folder, spec, self.decoding)
         self.joint = spec.joint_settings() if self.decoding is Decoding.JOINT else None
+        self.decoder_max_chars = spec.decoder_max_chars
         self.max_positions = int(config["decoder"]["max_position_embeddings"])
         tokenizer_file = folder / "tokenizer.json"
         if not tokenizer_file.is_file():
@@ -57,7 +58,9 @@ class OnnxRecognizer:
         self.masks_encoder = ENCODER_MASK in {i.name for i in self.decoder.get_inputs()}
 
     def recognize(self, crops: list[np.ndarray], batch_size: int = 16) -> list[tuple[str, float]]:
-        readings = read_crops(self, self.prep, crops, self.decoding, self.joint, batch_size)
+        readings = read_crops(
+            self, self.prep, crops, self.decoding, self.joint, batch_size, self.decoder_max_chars
+        )
         return [(self.tokenizer.decode(ids, skip_special_tokens=True), conf) for ids, conf in readings]
 
     # -- ocrkit.decode.read.RecognizerBackend ---------------------------------------------------------

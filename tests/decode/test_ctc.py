@@ -144,8 +144,9 @@ def test_ctc_decoding_matches_an_independent_torch_best_path(ctc_model_dir):
         )
         assert conf == pytest.approx(float(logp.max(-1).values.mean().exp()), rel=1e-4)
         torch.set_grad_enabled(True)
-    # the folder's choice can be overridden: the TrOCR decoder reads differently
-    assert load_recognizer(folder, decoding="attention").ctc_head is None
+    # the folder's choice can be overridden; the head stays loaded for lines wider than `longest`
+    attention = load_recognizer(folder, decoding="attention")
+    assert attention.decoding == "attention" and attention.ctc_head is not None
 
 
 def test_ctc_decoding_errors(ctc_model_dir, tmp_path):
@@ -155,7 +156,8 @@ def test_ctc_decoding_errors(ctc_model_dir, tmp_path):
     (broken / HEAD_FILE).unlink()
     with pytest.raises(ModelError, match=HEAD_FILE):
         load_recognizer(broken)
-    assert load_recognizer(broken, decoding="attention").recognize([render_line("ok")])
+    reader = load_recognizer(broken, decoding="attention")  # no head: wide lines are shrunk instead
+    assert reader.ctc_head is None and reader.recognize([render_line("ok")])
     (broken / HEAD_FILE).write_bytes(b"truncated")
     with pytest.raises(ModelError, match="unreadable CTC head"):
         load_recognizer(broken)
@@ -193,11 +195,11 @@ def test_pipeline_reads_with_the_folders_decoding_or_the_override(ctc_model_dir,
     torch_ctc = OCR(tiny_detector_dir, folder, threads=1)
     onnx_ctc = OCR(tmp_path / "det", tmp_path / "rec", backend="onnx", threads=1)
     assert torch_ctc.recognizer.ctc_head is not None and onnx_ctc.recognizer.ctc_head is not None
-    assert OCR(tiny_detector_dir, folder, decoding="attention").recognizer.ctc_head is None
-    assert (
-        OCR(tmp_path / "det", tmp_path / "rec", backend="onnx", decoding="attention").recognizer.ctc_head
-        is None
-    )
+    for reader in (
+        OCR(tiny_detector_dir, folder, decoding="attention").recognizer,
+        OCR(tmp_path / "det", tmp_path / "rec", backend="onnx", decoding="attention").recognizer,
+    ):
+        assert reader.decoding == "attention" and reader.ctc_head is not None  # kept for wide lines
     ours, theirs = torch_ctc.read(page), onnx_ctc.read(page)
     assert ours.lines and [ln.text for ln in ours.lines] == [ln.text for ln in theirs.lines]
 

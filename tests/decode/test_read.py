@@ -7,7 +7,7 @@ from ocrkit.decode.budget import greedy_token_budget
 from ocrkit.decode.ctc import best_path
 from ocrkit.decode.greedy import greedy, pad_lengths
 from ocrkit.decode.joint import JointSettings
-from ocrkit.decode.read import read, read_all, read_crops
+from ocrkit.decode.read import read, read_all, read_batches, read_crops
 from ocrkit.line_preprocess import LinePreprocess
 
 EOS = 2
@@ -19,6 +19,7 @@ class StandInBackend:
 
     start_id, eos_id, blank_id, max_positions, patch = 1, EOS, 0, 64, 16
     masks_encoder = True
+    ctc_head = "a head"  # present: read_crops may route lines to it
 
     def __init__(self, frames: np.ndarray, decoder_ids: list[list[int]]) -> None:
         self.frames = frames
@@ -82,6 +83,22 @@ def test_attention_reads_every_line_with_the_decoder_and_never_the_ctc_head():
     backend = two_lines()
     assert [ids for ids, _ in read(backend, PIXELS, "attention")] == [[5], [4]]
     assert backend.greedy_calls == [[0, 1]] and backend.ctc_calls == 0
+
+
+def test_attention_keeps_the_ctc_reading_of_lines_longer_than_decoder_max_chars():
+    frames = np.zeros((2, 4, 6))
+    frames[0, [0, 1, 2, 3], [3, 0, 4, 0]] = 20.0  # line 0: CTC reads "3 4", two characters
+    frames[1, [0, 1, 2, 3], [5, 0, 0, 0]] = 20.0  # line 1: CTC reads "5", one
+    backend = StandInBackend(frames, decoder_ids=[[5], [4]])
+    got = read_batches(backend, [PIXELS], "attention", decoder_max_chars=1)[0]
+    assert [ids for ids, _ in got] == [[3, 4], [4]]  # line 0 kept its CTC reading, line 1 was decoded
+    assert backend.greedy_calls == [[1]] and got[0][1] > 0.9
+    backend = StandInBackend(frames, decoder_ids=[[5], [4]])
+    assert [ids for ids, _ in read_batches(backend, [PIXELS], "attention", decoder_max_chars=2)[0]] == [
+        [5],
+        [4],
+    ]
+    assert backend.greedy_calls == [[0, 1]]
 
 
 def test_ctc_reads_the_best_path_without_the_decoder():

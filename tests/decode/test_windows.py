@@ -52,26 +52,55 @@ def render(text: str, height: int = 40) -> np.ndarray:
     return np.asarray(image)
 
 
+SENTENCE = (
+    "The committee will meet on Tuesday, 14 March 2023, at 10:00 in room 221 to discuss the annual "
+    "budget and the proposed staff changes; all members should bring their copies."
+)
+
+
 @pytest.mark.slow
 def test_a_line_of_150_characters_is_read_whole_by_the_shipped_recognizer(tmp_path):
-    """Two sentences side by side, ~2500 px wide: read in windows at the model's height. Shrunk to fit
-    one window instead, the same line is barely legible (the behaviour windows replace)."""
+    """~2300 x 40 px: at the model's 32 px it stays under `longest` (2048) and is read in one piece. Its
+    CTC reading is longer than `decoder_max_chars`, so the default attention decoding keeps it; the
+    decoder alone misreads a line this long."""
     from ocrkit.recognition import load_recognizer
     from ocrkit.zoo import resolve
 
-    text = (
-        "The committee will meet on Tuesday, 14 March 2023, at 10:00 in room 221 to discuss the annual "
-        "budget and the proposed staff changes; all members should bring their copies."
-    )
-    assert len(text) >= 150
+    assert len(SENTENCE) >= 150
+    crop = render(SENTENCE)
+    shipped = resolve("recognizer", "recognizer")
+    recognizer = load_recognizer(shipped)
+    height, width = recognizer.preprocess.apply(crop).shape[:2]
+    assert height == 32 and width <= recognizer.preprocess.longest
+    assert recognizer.decoding == "attention" and recognizer.decoder_max_chars < len(SENTENCE)
+    text = recognizer.recognize([crop])[0][0]
+    decoder_only = tmp_path / "decoder_only"
+    shutil.copytree(shipped, decoder_only)
+    settings = json.loads((decoder_only / "ocrkit.json").read_text())
+    (decoder_only / "ocrkit.json").write_text(json.dumps({**settings, "decoder_max_chars": None}))
+    decoded = load_recognizer(decoder_only).recognize([crop])[0][0]
+    assert cer(SENTENCE, text) < 0.1 < 0.2 < cer(SENTENCE, decoded)
+
+
+@pytest.mark.slow
+def test_a_line_wider_than_longest_is_read_in_windows_at_the_models_height(tmp_path):
+    """Two sentences side by side (~300 characters, ~4700 px at 32 px tall, past the decoder's token
+    budget): read in windows at the model's height. Shrunk to fit one window instead, the same line is
+    read far worse (the behaviour windows replace)."""
+    from ocrkit.recognition import load_recognizer
+    from ocrkit.zoo import resolve
+
+    text = f"{SENTENCE} {SENTENCE}"
     crop = render(text)
     shipped = resolve("recognizer", "recognizer")
-    windowed = load_recognizer(shipped, decoding="ctc").recognize([crop])[0][0]
+    recognizer = load_recognizer(shipped)
+    assert recognizer.preprocess.apply(crop).shape[0] == 32
+    windowed = recognizer.recognize([crop])[0][0]
     narrow = tmp_path / "narrow"
     shutil.copytree(shipped, narrow)
     settings = json.loads((narrow / "ocrkit.json").read_text())
-    (narrow / "ocrkit.json").write_text(json.dumps({**settings, "longest": 1024, "windowed": False}))
-    squeezed = load_recognizer(narrow, decoding="ctc").recognize([crop])[0][0]
+    (narrow / "ocrkit.json").write_text(json.dumps({**settings, "windowed": False}))
+    squeezed = load_recognizer(narrow).recognize([crop])[0][0]
     assert cer(text, windowed) < 0.1 < 0.3 < cer(text, squeezed)
     assert len(windowed) > 0.9 * len(text)
 

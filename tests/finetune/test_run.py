@@ -47,9 +47,10 @@ def test_recipes_keep_the_start_models_geometry_and_decoding(tmp_path):
         recipe, REPO / "ocrkit/models/recognizer", "t.jsonl", "v.jsonl", None, 0.2, tmp_path
     )
     shipped = json.loads((REPO / "ocrkit/models/recognizer/ocrkit.json").read_text())
-    assert (cfg.model.decoding, cfg.model.joint_gate, cfg.data.max_height) == (
+    assert (cfg.model.decoding, cfg.model.joint_gate, cfg.model.decoder_max_chars, cfg.data.max_height) == (
         shipped["decoding"],
         shipped["joint_gate"],
+        shipped["decoder_max_chars"],
         shipped["max_height"],
     )
     assert cfg.model.ctc_weight > 0 and cfg.data.train == "t.jsonl" and cfg.train.validate_first

@@ -220,3 +220,11 @@ def test_scan_augment_stretches_width_keeps_height_and_validates_share():
     assert np.array_equal(scan_augment(0.0)(image=line)["image"], line)
     with pytest.raises(ConfigError, match="data.scan_augment"):
         from_dict(RecognizerConfig, {"data": {"scan_augment": 1.5}})
+
+
+def test_decoder_max_chars_needs_a_ctc_head_and_a_positive_count():
+    config = from_dict(RecognizerConfig, {"model": {"ctc_weight": 0.5, "decoder_max_chars": 80}})
+    assert config.model.decoder_max_chars == 80
+    for model in ({"ctc_weight": 0.5, "decoder_max_chars": 0}, {"decoder_max_chars": 80}):
+        with pytest.raises(ConfigError, match="model.decoder_max_chars"):
+            from_dict(RecognizerConfig, {"model": model})
