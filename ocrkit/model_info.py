@@ -91,6 +91,8 @@ def _input(spec: Spec) -> str:
     colour = "grayscale" if pre.grayscale else "RGB"
     height = f", at most {pre.max_height} px high" if pre.max_height > 0 else ""
     side = f"long side at most {pre.longest} px{height}"
+    if pre.windowed and pre.max_height > 0:
+        side += f" (a wider line keeps that height and is read in overlapping {pre.longest}-px windows)"
     return f"{colour} line crop, {side}, padded to multiples of {pre.divisor}"
 
 

@@ -26,6 +26,7 @@ def test_show_reads_the_folder_settings_and_card(capsys):
     assert info["version"] == zoo.weights_digest(zoo.resolve(None, "recognizer"))
     assert info["architecture"].startswith("VisionEncoderDecoderModel (vit + trocr)")
     assert f"at most {spec.preprocess.longest} px" in info["input"]
+    assert ("overlapping" in info["input"]) == spec.preprocess.windowed
     assert info["release"].startswith("ocrkit line recognizer ") and "research" in info["data_conditions"]
     assert main(["models", "show", "detector", "--json"]) == 0
     detector = json.loads(capsys.readouterr().out)
