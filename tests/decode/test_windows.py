@@ -58,6 +58,16 @@ SENTENCE = (
 )
 
 
+def shipped_with(folder: Path, **settings) -> Path:
+    """A copy of the shipped recognizer with some settings changed."""
+    from ocrkit.zoo import resolve
+
+    shutil.copytree(resolve("recognizer", "recognizer"), folder)
+    spec = json.loads((folder / "ocrkit.json").read_text())
+    (folder / "ocrkit.json").write_text(json.dumps({**spec, **settings}))
+    return folder
+
+
 @pytest.mark.slow
 def test_a_line_of_150_characters_is_read_whole_by_the_shipped_recognizer(tmp_path):
     """~2300 x 40 px: at the model's 32 px it stays under `longest` (2048) and is read in one piece. Its
@@ -68,23 +78,19 @@ def test_a_line_of_150_characters_is_read_whole_by_the_shipped_recognizer(tmp_pa
 
     assert len(SENTENCE) >= 150
     crop = render(SENTENCE)
-    shipped = resolve("recognizer", "recognizer")
-    recognizer = load_recognizer(shipped)
+    recognizer = load_recognizer(resolve("recognizer", "recognizer"))
     height, width = recognizer.preprocess.apply(crop).shape[:2]
     assert height == 32 and width <= recognizer.preprocess.longest
     assert recognizer.decoding == "attention" and recognizer.decoder_max_chars < len(SENTENCE)
     text = recognizer.recognize([crop])[0][0]
-    decoder_only = tmp_path / "decoder_only"
-    shutil.copytree(shipped, decoder_only)
-    settings = json.loads((decoder_only / "ocrkit.json").read_text())
-    (decoder_only / "ocrkit.json").write_text(json.dumps({**settings, "decoder_max_chars": None}))
+    decoder_only = shipped_with(tmp_path / "decoder_only", decoder_max_chars=None)
     decoded = load_recognizer(decoder_only).recognize([crop])[0][0]
     assert cer(SENTENCE, text) < 0.1 < 0.2 < cer(SENTENCE, decoded)
 
 
 @pytest.mark.slow
 def test_a_line_wider_than_longest_is_read_in_windows_at_the_models_height(tmp_path):
-    """Two sentences side by side (~300 characters, ~4700 px at 32 px tall, past the decoder's token
+    """Two sentences side by side (343 characters, ~4700 px at 32 px tall, past the decoder's token
     budget): read in windows at the model's height. Shrunk to fit one window instead, the same line is
     read far worse (the behaviour windows replace)."""
     from ocrkit.recognition import load_recognizer
@@ -92,15 +98,10 @@ def test_a_line_wider_than_longest_is_read_in_windows_at_the_models_height(tmp_p
 
     text = f"{SENTENCE} {SENTENCE}"
     crop = render(text)
-    shipped = resolve("recognizer", "recognizer")
-    recognizer = load_recognizer(shipped)
+    recognizer = load_recognizer(resolve("recognizer", "recognizer"))
     assert recognizer.preprocess.apply(crop).shape[0] == 32
     windowed = recognizer.recognize([crop])[0][0]
-    narrow = tmp_path / "narrow"
-    shutil.copytree(shipped, narrow)
-    settings = json.loads((narrow / "ocrkit.json").read_text())
-    (narrow / "ocrkit.json").write_text(json.dumps({**settings, "windowed": False}))
-    squeezed = load_recognizer(narrow).recognize([crop])[0][0]
+    squeezed = load_recognizer(shipped_with(tmp_path / "narrow", windowed=False)).recognize([crop])[0][0]
     assert cer(text, windowed) < 0.1 < 0.3 < cer(text, squeezed)
     assert len(windowed) > 0.9 * len(text)
 
