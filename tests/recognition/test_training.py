@@ -1,6 +1,7 @@
 """Manifest dataset, collate, bucketing, token-normalised accumulation, and a 2-step training run."""
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -228,3 +229,13 @@ def test_decoder_max_chars_needs_a_ctc_head_and_a_positive_count():
     for model in ({"ctc_weight": 0.5, "decoder_max_chars": 0}, {"decoder_max_chars": 80}):
         with pytest.raises(ConfigError, match="model.decoder_max_chars"):
             from_dict(RecognizerConfig, {"model": model})
+
+
+@pytest.mark.parametrize("path", sorted(Path("configs/recognizer").glob("*.yaml")), ids=lambda p: p.stem)
+def test_every_recognizer_config_loads(path):
+    """A shipped recipe that no longer parses (a renamed key, a broken include) fails here, not after a
+    user has set up a training machine."""
+    cfg = load_config(RecognizerConfig, path)
+    assert cfg.data.longest % 16 == 0
+    if cfg.model.decoding != "attention":
+        assert cfg.model.ctc_weight > 0
