@@ -163,3 +163,14 @@ def test_evaluate_misses_counts_every_box_and_draws_the_worst_page(tmp_path, tin
     assert sum(n for _, n, _ in row["by_height"]) == sum(n for _, n, _ in row["by_width"]) == 3
     (picture,) = pictures.glob("*.webp")
     assert Image.open(picture).size == (400, 200) and "box height at input" in res.stdout
+
+
+def test_subsets_are_named_by_folder_for_coco_json_and_by_stem_otherwise(tmp_path):
+    from tools.evaluate import coco_files, subset_name
+
+    for name in ["receipts_val.json", "books_val.json"]:
+        (tmp_path / name).write_text("{}")
+    (tmp_path / "kant").mkdir()
+    (tmp_path / "kant" / "coco.json").write_text("{}")
+    paths = coco_files([str(tmp_path / "receipts_val.json"), str(tmp_path / "books_val.json"), str(tmp_path)])
+    assert [subset_name(p) for p in paths] == ["receipts_val", "books_val", "kant"]

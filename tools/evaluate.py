@@ -48,13 +48,19 @@ def coco_files(paths: list[str]) -> list[Path]:
     return out
 
 
+def subset_name(coco_path: Path) -> str:
+    """`<subset>/coco.json` is named by its folder, any other file by its stem, so several COCO files of
+    one folder (e.g. `receipts_val.json`, `books_val.json`) each get their own row."""
+    return coco_path.parent.name if coco_path.name == "coco.json" else coco_path.stem
+
+
 def run_ocrkit(coco_path: Path, args: argparse.Namespace) -> dict:
     from ocrkit.pipeline import OCR
 
     ocr = OCR(
         args.det_model, args.rec_model, backend=args.backend, threads=args.threads, decoding=args.decoding
     )
-    save = Path(args.save_pred) / coco_path.parent.name if args.save_pred else None
+    save = Path(args.save_pred) / subset_name(coco_path) if args.save_pred else None
     return read_coco_pages(ocr, coco_path, gt_boxes=args.gt_boxes, save_pred=save)
 
 
@@ -69,7 +75,7 @@ def report(results: dict[str, dict], keys: list[str], json_path: str | None) -> 
 def cmd_pages(args: argparse.Namespace) -> int:
     results = {}
     for coco_path in coco_files(args.gt):
-        name = coco_path.parent.name
+        name = subset_name(coco_path)
         if args.pred:
             pred_dir = Path(args.pred)
             pages = read_prediction_dir(pred_dir / name if (pred_dir / name).is_dir() else pred_dir)
@@ -110,13 +116,13 @@ def cmd_misses(args: argparse.Namespace) -> int:
             hits = counts.add_page(gt, pred, longest / max(pixels.shape[:2]))
             # pixels are not kept: only the pages drawn are read again
             worst.append((int((~hits).sum()), image["file_name"], gt, hits, pred))
-        results[coco_path.parent.name] = counts.summary()
+        results[subset_name(coco_path)] = counts.summary()
         if args.pictures:
             folder = Path(args.pictures)
             folder.mkdir(parents=True, exist_ok=True)
             for missed, name, gt, hits, pred in sorted(worst, key=lambda w: -w[0])[: args.per_subset]:
                 pixels = load_image(coco_path.parent / name)
-                out = folder / f"{coco_path.parent.name}_{Path(name).stem}.webp"
+                out = folder / f"{subset_name(coco_path)}_{Path(name).stem}.webp"
                 draw_misses(pixels, gt, hits, pred).save(out, quality=60)
                 print(f"{out}: {missed} of {len(hits)} annotated lines missed")
     print(misses_table(results))
