@@ -135,10 +135,10 @@ def test_load_detector_errors_name_the_folder(tmp_path):
         load_detector(tmp_path)
 
 
-def test_configs_load():
-    for name in ["dfine_n", "dfine_n8", "dfine_s", "rtdetr_r18", "tiny"]:
-        cfg = load_config(DetectorConfig, REPO / f"configs/detector/{name}.yaml")
-        assert cfg.data.longest % 32 == 0 and cfg.model.num_queries <= 300
+@pytest.mark.parametrize("path", sorted((REPO / "configs/detector").glob("*.yaml")), ids=lambda p: p.stem)
+def test_every_detector_config_loads(path):
+    cfg = load_config(DetectorConfig, path)
+    assert cfg.data.longest % 32 == 0 and cfg.model.num_queries <= 300
 
 
 def test_page_shaped_training_batches_pages_of_one_aspect(tmp_path):
