@@ -132,6 +132,11 @@ def test_sroie_csv_with_commas_in_the_text_and_pycocotools_loads_it(tmp_path):
     assert [a["text"] for a in anns] == ["TOTAL: 1,234.50", "CASH"]
     assert anns[0]["bbox"] == [10, 10, 110, 20]
     assert all(r["case_sensitive"] is False for r in lines_of(tmp_path / "out"))
+    # the page is scored lower-case too: upper-case labels of mixed-case print are not errors
+    from ocrkit.evaluation import is_case_sensitive
+
+    (image,) = coco.dataset["images"]
+    assert image["case_sensitive"] is False and not is_case_sensitive(coco, image)
 
 
 def test_line_pairs_and_reserved_files_are_refused(tmp_path):

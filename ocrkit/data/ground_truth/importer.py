@@ -286,6 +286,8 @@ class Importer:
                 "subset": subset,
                 "split": split,
                 **provenance,
+                # the evaluation compares such pages lower-case, as the lines' records say for training
+                **({} if s.rules.case_sensitive else {"case_sensitive": False}),
             }
         )
         for line, (x0, y0, x1, y1), text in lines:
