@@ -82,7 +82,29 @@ class SubsetScore:
             "cer": self.edits / max(1, self.ref_chars),
             "bow_f1": 2 * p * r / (p + r) if p + r else 0.0,
             "s_per_page": float(np.median(self.seconds)) if self.seconds else 0.0,
+            "boxes": self.lines.truth,
+            "chars": self.ref_chars,
         }
+
+
+def pooled(rows: list[dict[str, float]]) -> dict[str, float]:
+    """Several subsets' summaries as one: recall and page CER over all their boxes and characters (what
+    scoring them as one set gives), line F1 weighted by boxes, bag-of-words F1 by characters. A subset of
+    two pages then counts as two pages, not as a third of the verdict."""
+    boxes, chars = sum(r["boxes"] for r in rows), sum(r["chars"] for r in rows)
+
+    def mean(key: str, weight: str, total: int) -> float:
+        return sum(r[key] * r[weight] for r in rows) / max(1, total)
+
+    return {
+        "pages": sum(r["pages"] for r in rows),
+        "recall": mean("recall", "boxes", boxes),
+        "f1": mean("f1", "boxes", boxes),
+        "cer": mean("cer", "chars", chars),
+        "bow_f1": mean("bow_f1", "chars", chars),
+        "boxes": boxes,
+        "chars": chars,
+    }
 
 
 def is_case_sensitive(coco: COCO, image: dict) -> bool:

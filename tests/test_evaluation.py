@@ -8,7 +8,7 @@ from fixtures import REPO
 from PIL import Image
 
 from ocrkit.document import Line, Page
-from ocrkit.evaluation import read_prediction_dir, row_order_text, score_records, score_subset
+from ocrkit.evaluation import pooled, read_prediction_dir, row_order_text, score_records, score_subset
 
 
 def write_coco(tmp_path, compare="case-sensitive"):
@@ -174,3 +174,27 @@ def test_subsets_are_named_by_folder_for_coco_json_and_by_stem_otherwise(tmp_pat
     (tmp_path / "kant" / "coco.json").write_text("{}")
     paths = coco_files([str(tmp_path / "receipts_val.json"), str(tmp_path / "books_val.json"), str(tmp_path)])
     assert [subset_name(p) for p in paths] == ["receipts_val", "books_val", "kant"]
+
+
+def test_pooled_subsets_weigh_by_boxes_and_characters(tmp_path):
+    """A perfect page and an empty one pool to what scoring the characters together gives, not to the
+    mean of the two rows (the ground truth is the same page, so each holds half the characters)."""
+    gt = write_coco(tmp_path)
+    page = Page(
+        "p1.jpg",
+        400,
+        200,
+        lines=[
+            Line(list(a), t, 0.9, 0.9, 1.0)
+            for a, t in [
+                ((10, 10, 110, 30), "TOTAL"),
+                ((300, 12, 350, 32), "12.50"),
+                ((10, 60, 210, 80), "THANK YOU"),
+            ]
+        ],
+    )
+    perfect, empty = score_subset(gt, {"p1": page}), score_subset(gt, {})
+    both = pooled([perfect, empty, empty])
+    assert both["pages"] == 3 and both["boxes"] == 9 and both["chars"] == 3 * len("TOTAL 12.50\nTHANK YOU")
+    assert both["cer"] == pytest.approx(2 / 3) and both["recall"] == pytest.approx(1 / 3)
+    assert both["f1"] == pytest.approx(1 / 3)

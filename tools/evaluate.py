@@ -1,7 +1,8 @@
 """Score ocrkit (or any tool writing the same JSON) on real data.
 
 pages: python tools/evaluate.py pages --gt DIR_OR_COCO... [--pred DIR] [--det-model D --rec-model R]
-       per subset: line P/R/F1@0.5, COCO mAP, page CER (row order), bag-of-words F1, s/page.
+       per subset: line P/R/F1@0.5, COCO mAP, page CER (row order), bag-of-words F1, s/page; with
+       several subsets also "all": recall and page CER over all their boxes and characters.
        Without --pred, runs ocrkit itself (torch or onnx backend) and scores its pages.
        --min-score 0.2 0.3 0.4: one table per detector score threshold (pick it on validation data
        from one low-threshold run; post-processing makes this equal to re-running at each threshold).
@@ -19,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
@@ -29,6 +31,7 @@ from ocrkit.decode.ctc import DECODINGS
 from ocrkit.evaluation import (
     drop_unconfident,
     markdown_table,
+    pooled,
     read_coco_pages,
     read_prediction_dir,
     score_records,
@@ -73,8 +76,9 @@ def report(results: dict[str, dict], keys: list[str], json_path: str | None) -> 
 
 
 def cmd_pages(args: argparse.Namespace) -> int:
-    results = {}
-    for coco_path in coco_files(args.gt):
+    results, by_threshold = {}, defaultdict(list)
+    paths = coco_files(args.gt)
+    for coco_path in paths:
         name = subset_name(coco_path)
         if args.pred:
             pred_dir = Path(args.pred)
@@ -87,6 +91,10 @@ def cmd_pages(args: argparse.Namespace) -> int:
             )
             label = name if threshold is None else f"{name} (det_score >= {threshold:g})"
             results[label] = score_subset(coco_path, kept, name)
+            by_threshold[threshold].append(results[label])
+    if len(paths) > 1:
+        for threshold, rows in by_threshold.items():
+            results["all" if threshold is None else f"all (det_score >= {threshold:g})"] = pooled(rows)
     keys = ["pages", "precision", "recall", "f1", "map", "map50", "cer", "bow_f1", "s_per_page"]
     return report(results, keys, args.json)
 
