@@ -40,7 +40,13 @@ def test_recipes_keep_the_start_models_geometry_and_decoding(tmp_path):
     cfg = detector_config(
         recipe, REPO / "ocrkit/models/detector", "t.json", "v.json", "s.json", 0.3, tmp_path
     )
-    assert (cfg.data.longest, cfg.model.num_queries, cfg.post.score_threshold) == (960, 300, 0.4)
+    shipped = json.loads((REPO / "ocrkit/models/detector/ocrkit.json").read_text())
+    assert (cfg.data.longest, cfg.data.square, cfg.post.score_threshold) == (
+        shipped["longest"],
+        shipped["square"],
+        shipped["score_threshold"],
+    )
+    assert cfg.model.num_queries == 300
     assert cfg.train.lr == 1e-5 and cfg.data.train[1] == {"path": "s.json", "weight": 0.3}
     recipe, _ = load_recipe("recognizer")
     cfg = recognizer_config(
