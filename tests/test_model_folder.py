@@ -67,10 +67,21 @@ def test_write_then_read_gives_the_same_spec_in_the_current_format(spec, tmp_pat
 
 
 def test_version_0_files_load_unchanged(tmp_path):
-    """Settings files from before the version field (detector, recognizer 0.3.0): version 0, same values."""
-    shipped_detector = json.loads(spec_path(MODELS_DIR / "detector").read_text())
+    """Settings files from before the version field (detector 0.2.0, recognizer 0.3.0): version 0, same
+    values."""
+    detector_v0 = {
+        "task": "detection",
+        "arch": "d_fine",
+        "longest": 960,
+        "divisor": 32,
+        "square": True,
+        "score_threshold": 0.4,
+        "nms_iou": 0.5,
+        "contain_threshold": 0.8,
+        "top_k": 300,
+    }
     for kind, old, expected in (
-        ("detector", shipped_detector, DETECTOR),
+        ("detector", detector_v0, DETECTOR),
         ("recognizer", RECOGNIZER_V0, RECOGNIZER),
     ):
         assert "format_version" not in old
