@@ -56,10 +56,9 @@ def test_row_order_text_groups_rows():
     assert row_order_text(boxes, ["12.50", "THANK  YOU", "TOTAL"]) == "TOTAL 12.50\nTHANK YOU"
 
 
-def test_perfect_page_scores_one(tmp_path):
-    gt = write_coco(tmp_path)
-    # prediction in a different order, and one row merged differently is still the same row text
-    page = Page(
+def perfect_page() -> Page:
+    """Every line of write_coco's page read right, listed in a different order than the annotations."""
+    return Page(
         "p1.jpg",
         400,
         200,
@@ -69,7 +68,12 @@ def test_perfect_page_scores_one(tmp_path):
             Line([10, 10, 110, 30], "TOTAL", 0.7, 0.7, 1.0),
         ],
     )
-    s = score_subset(gt, {"p1": page})
+
+
+def test_perfect_page_scores_one(tmp_path):
+    gt = write_coco(tmp_path)
+    # prediction in a different order, and one row merged differently is still the same row text
+    s = score_subset(gt, {"p1": perfect_page()})
     assert s["f1"] == 1.0 and s["cer"] == 0.0 and s["bow_f1"] == 1.0 and s["map50"] > 0.99
 
 
@@ -180,20 +184,7 @@ def test_pooled_subsets_weigh_by_boxes_and_characters(tmp_path):
     """A perfect page and an empty one pool to what scoring the characters together gives, not to the
     mean of the two rows (the ground truth is the same page, so each holds half the characters)."""
     gt = write_coco(tmp_path)
-    page = Page(
-        "p1.jpg",
-        400,
-        200,
-        lines=[
-            Line(list(a), t, 0.9, 0.9, 1.0)
-            for a, t in [
-                ((10, 10, 110, 30), "TOTAL"),
-                ((300, 12, 350, 32), "12.50"),
-                ((10, 60, 210, 80), "THANK YOU"),
-            ]
-        ],
-    )
-    perfect, empty = score_subset(gt, {"p1": page}), score_subset(gt, {})
+    perfect, empty = score_subset(gt, {"p1": perfect_page()}), score_subset(gt, {})
     both = pooled([perfect, empty, empty])
     assert both["pages"] == 3 and both["boxes"] == 9 and both["chars"] == 3 * len("TOTAL 12.50\nTHANK YOU")
     assert both["cer"] == pytest.approx(2 / 3) and both["recall"] == pytest.approx(1 / 3)

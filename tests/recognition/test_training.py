@@ -1,12 +1,11 @@
 """Manifest dataset, collate, bucketing, token-normalised accumulation, and a 2-step training run."""
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
-from fixtures import write_manifest
+from fixtures import REPO, write_manifest
 
 from ocrkit.config import ConfigError, from_dict, load_config
 from ocrkit.data.lines_dataset import scan_augment
@@ -231,7 +230,7 @@ def test_decoder_max_chars_needs_a_ctc_head_and_a_positive_count():
             from_dict(RecognizerConfig, {"model": model})
 
 
-@pytest.mark.parametrize("path", sorted(Path("configs/recognizer").glob("*.yaml")), ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", sorted((REPO / "configs/recognizer").glob("*.yaml")), ids=lambda p: p.stem)
 def test_every_recognizer_config_loads(path):
     """A shipped recipe that no longer parses (a renamed key, a broken include) fails here, not after a
     user has set up a training machine."""
