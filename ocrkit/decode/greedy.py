@@ -3,7 +3,7 @@
 Lines of different widths decode together: their encoder states are padded to the longest and the
 cross-attention mask hides the padding, so a page's lines run in one loop instead of one per width. Each
 line keeps its own token budget (ocrkit.decode.budget), so it reads exactly as it would alone, and leaves
-the batch when it ends, so the short lines do not pay for the long ones.
+the batch soon after it ends (COMPACT_SHARE), so the short lines do not pay for the long ones.
 """
 
 from __future__ import annotations
@@ -13,6 +13,10 @@ from typing import Any, Protocol
 import numpy as np
 
 from ocrkit.decode.ctc import log_softmax
+
+# Finished lines leave the batch once they are this share of it, so each step costs about the lines
+# left, without copying the whole cache (cross-attention states included) every time one line ends.
+COMPACT_SHARE = 0.25
 
 
 class DecoderSteps(Protocol):
@@ -60,7 +64,8 @@ def greedy(
         done |= budgets <= step + 1
         if done.all():
             break
-        if done[active].any():  # finished lines leave the batch: each step costs only the lines left
+        finished = int(done[active].sum())
+        if finished and finished >= COMPACT_SHARE * len(active):
             rows = np.nonzero(~done[active])[0]
             cache, chosen, active = steps.select(cache, rows), chosen[rows], active[rows]
             mask = None if mask is None else mask[rows]

