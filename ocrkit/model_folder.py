@@ -24,6 +24,7 @@ import numpy as np
 
 from ocrkit.decode.ctc import DECODINGS, CtcHead, Decoding
 from ocrkit.decode.joint import CTC_ALTERNATIVES, DEFAULT_CTC_WEIGHT, JointSettings
+from ocrkit.decode.routing import DecoderRouting
 from ocrkit.errors import ModelError
 from ocrkit.line_preprocess import LinePreprocess
 from ocrkit.outputs import write_atomic
@@ -67,9 +68,14 @@ class RecognizerSpec:
     joint_alternatives: int | None = None
     ctc_head: str = CTC_HEAD_FILE  # the CTC head's weights in the folder (read by ctc and joint decoding)
     ctc_frames_per_patch: int = 1  # CTC frames each encoder patch emits (ocrkit.decode.ctc.CtcHead)
-    decoder_max_chars: int | None = None  # attention decoding: longer CTC readings are kept (decode.read)
+    decoder_max_chars: int | None = None  # attention decoding: longer CTC readings are kept (decode.routing)
+    decoder_gate: float | None = None  # attention decoding: lines this sure in every CTC frame keep CTC's
     extra: dict[str, Any] = field(default_factory=dict)
     format_version: int = FORMAT_VERSION
+
+    def decoder_routing(self) -> DecoderRouting:
+        """Which lines attention decoding leaves to the CTC head (none without a CTC head to read)."""
+        return DecoderRouting(self.decoder_max_chars, self.decoder_gate)
 
     def joint_settings(self) -> JointSettings:
         """How joint decoding weighs and gates the two decoders; library defaults where unset."""

@@ -25,6 +25,7 @@ from ocrkit.decode.joint import (
     sequence_logprobs,
     teacher_forcing_batch,
 )
+from ocrkit.decode.routing import DecoderRouting
 from ocrkit.decode.windows import stitch_columns, window_starts
 from ocrkit.line_preprocess import LinePreprocess
 
@@ -65,14 +66,14 @@ def read_crops(
     decoding: str,
     joint: JointSettings | None = None,
     batch_size: int = 16,
-    decoder_max_chars: int | None = None,
+    routing: DecoderRouting | None = None,
 ) -> list[Reading]:
     """Line crops → readings in input order. The encoder reads batches of identical padded shape (it
     reads batch padding badly, see ocrkit.buckets.same_shape_batches); the decoder then reads the lines
     of all those batches together (`read_batches`). Lines wider than the preprocessing's `longest` (kept at
     the model's height by `windowed` settings) are read by the CTC head in overlapping windows, whatever
     the decoding (they are longer than the decoder's token budget); a model without a CTC head gets them
-    shrunk to fit instead. `decoder_max_chars`: see `read_batches`."""
+    shrunk to fit instead. `routing`: see `read_batches`."""
     images = [preprocess.apply(c) for c in crops]
     wide = [i for i, im in enumerate(images) if im.shape[1] > preprocess.longest]
     if wide and backend.ctc_head is None:
@@ -90,7 +91,7 @@ def read_crops(
         pixels = [preprocess.batch([images[i] for i in rows]) for rows in batches]
         for rows, batch_readings in zip(
             batches,
-            read_batches(backend, pixels, decoding, joint, 4 * batch_size, decoder_max_chars),
+            read_batches(backend, pixels, decoding, joint, 4 * batch_size, routing),
             strict=True,
         ):
             for i, reading in zip(rows, batch_readings, strict=True):
@@ -106,17 +107,15 @@ def read_batches(
     decoding: str,
     joint: JointSettings | None = None,
     decoder_batch: int = 64,
-    decoder_max_chars: int | None = None,
+    routing: DecoderRouting | None = None,
 ) -> list[list[Reading]]:
     """Several pixel batches (each of one shape) with one decoding → readings per batch. The lines the
     decoder must read (all of them for attention, the gate's unsure ones for joint) are read together
     across batches, in one greedy loop and one teacher-forcing pass per `decoder_batch` lines of similar
     length; a backend without the cross-attention mask groups only lines of one encoder length.
 
-    `decoder_max_chars` (attention, with a CTC head): a line whose CTC reading is longer keeps that
-    reading. The decoder misreads lines longer than most it trained on, CTC does not: on glued real
-    validation lines of 100-160 characters the decoder's CER was 0.26-0.35 against CTC's 0.20-0.21,
-    while up to 80 characters the decoder read better."""
+    `routing` (attention, with a CTC head): the lines that keep their CTC reading, the decoder unused
+    (ocrkit.decode.routing); None: the decoder reads every line."""
     if decoding == "joint" and joint is None:
         raise ValueError("joint decoding needs JointSettings")
     states = [backend.encode(pixels) for pixels in batches]
@@ -124,14 +123,15 @@ def read_batches(
     logits: list[np.ndarray] = []
     pending: list[tuple[int, int]] = []  # (batch, line) the decoder reads
     for b, (pixels, encoded) in enumerate(zip(batches, states, strict=True)):
-        if decoding == "attention" and (decoder_max_chars is None or backend.ctc_head is None):
+        routed = routing is not None and routing.reads_ctc and backend.ctc_head is not None
+        if decoding == "attention" and not routed:
             picked.append([([], 0.0)] * len(pixels))
             pending += [(b, i) for i in range(len(pixels))]
             continue
         logits.append(backend.ctc_logits(encoded, pixels.shape[-2:]))
         picked.append(best_path(logits[b], backend.blank_id))
         if decoding == "attention":
-            pending += [(b, i) for i, (ids, _) in enumerate(picked[b]) if len(ids) <= decoder_max_chars]
+            pending += [(b, i) for i in routing.decoder_lines(picked[b], logits[b])]
         elif decoding == "joint":
             pending += [(b, i) for i in joint.unsure([conf for _, conf in picked[b]])]
     if not pending:

@@ -90,7 +90,7 @@ def recognizer_config(
     else:
         model["ctc_frames_per_patch"] = spec.ctc_frames_per_patch
     keys = ("size", "max_target_length", "joint_ctc_weight", "joint_gate", "joint_alternatives")
-    for key in (*keys, "decoder_max_chars") if has_head else keys:
+    for key in (*keys, "decoder_max_chars", "decoder_gate") if has_head else keys:
         value = getattr(spec, key)
         if value is not None:
             model[key] = value

@@ -31,6 +31,9 @@ class ModelConfig:
     # attention decoding: a line whose CTC reading is longer than this many characters keeps it instead
     # of being read by the decoder, which misreads lines longer than most it trained on; null = off
     decoder_max_chars: int | None = None
+    # attention decoding at inference: a line whose least sure CTC frame is at least this sure keeps the
+    # CTC reading, the decoder unused (speed); null = off. Validation always reads every line.
+    decoder_gate: float | None = None
     init_weights: str = ""  # a .safetensors file (e.g. a checkpoint's model.safetensors) to start from
 
     def __post_init__(self) -> None:
@@ -54,6 +57,11 @@ class ModelConfig:
             raise ConfigError(
                 "model.decoder_max_chars: expected null, or 1 or more with a CTC head "
                 f"(model.ctc_weight > 0), got {self.decoder_max_chars}"
+            )
+        if self.decoder_gate is not None and (not 0.0 < self.decoder_gate <= 1.0 or self.ctc_weight <= 0):
+            raise ConfigError(
+                "model.decoder_gate: expected null, or a probability in (0, 1] with a CTC head "
+                f"(model.ctc_weight > 0), got {self.decoder_gate}"
             )
         if Decoding(self.decoding).reads_head and self.ctc_weight <= 0:
             raise ConfigError(f"model.decoding: {self.decoding!r} needs a CTC head (model.ctc_weight > 0)")

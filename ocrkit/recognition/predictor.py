@@ -13,6 +13,7 @@ from transformers.utils import logging as hf_logging
 from ocrkit.decode.ctc import CtcHead, Decoding
 from ocrkit.decode.joint import JointSettings
 from ocrkit.decode.read import read_crops
+from ocrkit.decode.routing import DecoderRouting
 from ocrkit.errors import ModelError
 from ocrkit.line_preprocess import LinePreprocess
 from ocrkit.model_folder import check_folder, chosen_decoding, folder_ctc_head
@@ -32,7 +33,7 @@ class Recognizer:
         decoding: Decoding = Decoding.ATTENTION,
         ctc_head: CtcHead | None = None,
         joint: JointSettings | None = None,
-        decoder_max_chars: int | None = None,
+        routing: DecoderRouting | None = None,
     ) -> None:
         if decoding.reads_head and ctc_head is None:
             raise ValueError(f"{decoding} decoding needs a CTC head")
@@ -42,7 +43,7 @@ class Recognizer:
         self.decoding = decoding
         self.ctc_head = ctc_head  # read by ctc and joint decoding, and for lines wider than `longest`
         self.joint = joint  # joint decoding's gate and weight
-        self.decoder_max_chars = decoder_max_chars  # attention: longer CTC readings are kept
+        self.routing = routing  # attention: the lines that keep their CTC reading
         self.backend = TorchBackend(self.model, ctc_head)
 
     @classmethod
@@ -63,7 +64,7 @@ class Recognizer:
         finally:
             hf_logging.set_verbosity(verbosity)
         freeze_unused(model)
-        return cls(model, tokenizer, spec.preprocess, chosen, ctc_head, joint, spec.decoder_max_chars)
+        return cls(model, tokenizer, spec.preprocess, chosen, ctc_head, joint, spec.decoder_routing())
 
     @torch.inference_mode()
     def recognize(self, crops: list[np.ndarray], batch_size: int = 16) -> list[tuple[str, float]]:
@@ -75,6 +76,6 @@ class Recognizer:
             self.decoding,
             self.joint,
             batch_size,
-            self.decoder_max_chars,
+            self.routing,
         )
         return [(decode(self.tokenizer, ids), conf) for ids, conf in readings]

@@ -238,6 +238,7 @@ class RecognitionTask:
             joint_alternatives=m.joint_alternatives,
             ctc_frames_per_patch=m.ctc_frames_per_patch,
             decoder_max_chars=m.decoder_max_chars,
+            decoder_gate=m.decoder_gate,
         )
         write_spec(out_dir, spec)
 

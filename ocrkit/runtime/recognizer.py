@@ -39,7 +39,7 @@ class OnnxRecognizer:
         self.decoding = chosen_decoding(spec, decoding, folder)
         self.ctc_head = folder_ctc_head(folder, spec, self.decoding)
         self.joint = spec.joint_settings() if self.decoding is Decoding.JOINT else None
-        self.decoder_max_chars = spec.decoder_max_chars
+        self.routing = spec.decoder_routing()  # attention: the lines that keep their CTC reading
         self.max_positions = int(config["decoder"]["max_position_embeddings"])
         tokenizer_file = folder / "tokenizer.json"
         if not tokenizer_file.is_file():
@@ -58,9 +58,7 @@ class OnnxRecognizer:
         self.masks_encoder = ENCODER_MASK in {i.name for i in self.decoder.get_inputs()}
 
     def recognize(self, crops: list[np.ndarray], batch_size: int = 16) -> list[tuple[str, float]]:
-        readings = read_crops(
-            self, self.prep, crops, self.decoding, self.joint, batch_size, self.decoder_max_chars
-        )
+        readings = read_crops(self, self.prep, crops, self.decoding, self.joint, batch_size, self.routing)
         return [(self.tokenizer.decode(ids, skip_special_tokens=True), conf) for ids, conf in readings]
 
     # -- ocrkit.decode.read.RecognizerBackend ---------------------------------------------------------

@@ -8,6 +8,7 @@ from ocrkit.decode.ctc import best_path
 from ocrkit.decode.greedy import greedy, pad_lengths
 from ocrkit.decode.joint import JointSettings
 from ocrkit.decode.read import read, read_all, read_batches, read_crops
+from ocrkit.decode.routing import DecoderRouting, weakest_frame
 from ocrkit.line_preprocess import LinePreprocess
 
 EOS = 2
@@ -90,15 +91,26 @@ def test_attention_keeps_the_ctc_reading_of_lines_longer_than_decoder_max_chars(
     frames[0, [0, 1, 2, 3], [3, 0, 4, 0]] = 20.0  # line 0: CTC reads "3 4", two characters
     frames[1, [0, 1, 2, 3], [5, 0, 0, 0]] = 20.0  # line 1: CTC reads "5", one
     backend = StandInBackend(frames, decoder_ids=[[5], [4]])
-    got = read_batches(backend, [PIXELS], "attention", decoder_max_chars=1)[0]
+    got = read_batches(backend, [PIXELS], "attention", routing=DecoderRouting(max_chars=1))[0]
     assert [ids for ids, _ in got] == [[3, 4], [4]]  # line 0 kept its CTC reading, line 1 was decoded
     assert backend.greedy_calls == [[1]] and got[0][1] > 0.9
     backend = StandInBackend(frames, decoder_ids=[[5], [4]])
-    assert [ids for ids, _ in read_batches(backend, [PIXELS], "attention", decoder_max_chars=2)[0]] == [
-        [5],
-        [4],
-    ]
+    got = read_batches(backend, [PIXELS], "attention", routing=DecoderRouting(max_chars=2))[0]
+    assert [ids for ids, _ in got] == [[5], [4]]
     assert backend.greedy_calls == [[0, 1]]
+
+
+def test_attention_keeps_the_ctc_reading_of_lines_sure_in_every_frame():
+    frames = np.zeros((2, 4, 6))
+    frames[0, [0, 1, 2, 3], [3, 0, 4, 0]] = 20.0  # line 0: every frame sure, CTC reads "3 4"
+    frames[1, [0, 1, 2], [5, 0, 0]] = 20.0  # line 1: sure of "5" but its last frame is flat
+    backend = StandInBackend(frames, decoder_ids=[[5], [4]])
+    assert weakest_frame(frames)[0] > 0.999 and weakest_frame(frames)[1] == pytest.approx(1 / 6)
+    got = read_batches(backend, [PIXELS], "attention", routing=DecoderRouting(gate=0.9))[0]
+    assert [ids for ids, _ in got] == [[3, 4], [4]] and backend.greedy_calls == [[1]]
+    backend = StandInBackend(frames, decoder_ids=[[5], [4]])
+    got = read_batches(backend, [PIXELS], "attention", routing=DecoderRouting(gate=0.1))[0]
+    assert [ids for ids, _ in got] == [[3, 4], [5]] and backend.greedy_calls == []
 
 
 def test_ctc_reads_the_best_path_without_the_decoder():

@@ -81,9 +81,9 @@ def test_a_line_of_150_characters_is_read_whole_by_the_shipped_recognizer(tmp_pa
     recognizer = load_recognizer(resolve("recognizer", "recognizer"))
     height, width = recognizer.preprocess.apply(crop).shape[:2]
     assert height == 32 and width <= recognizer.preprocess.longest
-    assert recognizer.decoding == "attention" and recognizer.decoder_max_chars < len(SENTENCE)
+    assert recognizer.decoding == "attention" and recognizer.routing.max_chars < len(SENTENCE)
     text = recognizer.recognize([crop])[0][0]
-    decoder_only = shipped_with(tmp_path / "decoder_only", decoder_max_chars=None)
+    decoder_only = shipped_with(tmp_path / "decoder_only", decoder_max_chars=None, decoder_gate=None)
     decoded = load_recognizer(decoder_only).recognize([crop])[0][0]
     assert cer(SENTENCE, text) < 0.1 < 0.2 < cer(SENTENCE, decoded)
 

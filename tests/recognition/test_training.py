@@ -222,6 +222,18 @@ def test_scan_augment_stretches_width_keeps_height_and_validates_share():
         from_dict(RecognizerConfig, {"data": {"scan_augment": 1.5}})
 
 
+def test_decoder_gate_needs_a_ctc_head_and_a_probability():
+    config = from_dict(RecognizerConfig, {"model": {"ctc_weight": 0.5, "decoder_gate": 0.7}})
+    assert config.model.decoder_gate == 0.7
+    for model in (
+        {"ctc_weight": 0.5, "decoder_gate": 0.0},
+        {"ctc_weight": 0.5, "decoder_gate": 1.5},
+        {"decoder_gate": 0.7},
+    ):
+        with pytest.raises(ConfigError, match="model.decoder_gate"):
+            from_dict(RecognizerConfig, {"model": model})
+
+
 def test_decoder_max_chars_needs_a_ctc_head_and_a_positive_count():
     config = from_dict(RecognizerConfig, {"model": {"ctc_weight": 0.5, "decoder_max_chars": 80}})
     assert config.model.decoder_max_chars == 80
