@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ocrkit.decode.ctc import ctc_log_likelihood, log_softmax, prefix_beams
+from ocrkit.decode.routing import weakest_frame
 
 DEFAULT_CTC_WEIGHT = 0.5  # weight of the CTC log-likelihood; the decoder's gets 1 - weight
 # Decoder confidence (per-token probability of its best candidate) from which a line too dense for the CTC
@@ -37,16 +38,21 @@ class JointSettings:
     """How joint decoding weighs the two models and when it may skip the decoder.
 
     The gate exists for speed: the decoder reads token by token and costs several times the encoder, while
-    a line the CTC head reads with high confidence rarely changes under rescoring (600 synthetic
-    validation lines: gate 0.95 left CER at 0.175 and skipped the decoder on 20-26 % of the lines)."""
+    a line whose every CTC frame is sure rarely changes under rescoring. It looks at the least sure frame
+    (`weakest_frame`), as attention decoding's gate does: gated on the mean frame confidence at 0.9,
+    recognizer 0.6.0 kept the CTC reading of 92 % of 500 real validation receipt lines and read them at
+    CER 0.055; gated on the least sure frame at 0.8 it kept 18 % and read them at 0.0316, as ungated."""
 
     ctc_weight: float = DEFAULT_CTC_WEIGHT  # weight of the CTC log-likelihood; the decoder's gets 1 - this
-    gate: float | None = None  # keep the CTC reading, decoder unused, when its confidence >= gate
+    gate: float | None = None  # keep the CTC reading, decoder unused, when its least sure frame >= gate
     alternatives: int = CTC_ALTERNATIVES  # CTC second-choice readings rescored beside the two best
 
-    def unsure(self, ctc_confidences: list[float]) -> list[int]:
-        """Indices of the lines the decoder must read: all without a gate, else those below it."""
-        return [i for i, c in enumerate(ctc_confidences) if self.gate is None or c < self.gate]
+    def unsure(self, frame_logits: np.ndarray) -> list[int]:
+        """Indices of the lines the decoder must read, given (B, T, V) CTC frame logits: all without a
+        gate, else those whose least sure frame is below it."""
+        if self.gate is None:
+            return list(range(len(frame_logits)))
+        return [int(i) for i in np.nonzero(weakest_frame(frame_logits) < self.gate)[0]]
 
 
 def ctc_scores(

@@ -133,7 +133,7 @@ def read_batches(
         if decoding == "attention":
             pending += [(b, i) for i in routing.decoder_lines(picked[b], logits[b])]
         elif decoding == "joint":
-            pending += [(b, i) for i in joint.unsure([conf for _, conf in picked[b]])]
+            pending += [(b, i) for i in joint.unsure(logits[b])]
     if not pending:
         return picked
     lines = Lines(

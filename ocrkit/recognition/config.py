@@ -24,8 +24,8 @@ class ModelConfig:
     # attention (TrOCR decoder) | ctc (the CTC head; needs ctc_weight > 0) | joint (both, rescored; joint.py)
     decoding: str = "attention"
     joint_ctc_weight: float = 0.5  # joint decoding: weight of the CTC log-likelihood (decoder: 1 - this)
-    # joint decoding at inference: lines whose CTC confidence is >= this keep the CTC reading without
-    # running the decoder (speed); null = the decoder reads every line. Validation always reads all.
+    # joint decoding at inference: lines whose least sure CTC frame is >= this keep the CTC reading
+    # without running the decoder (speed); null = the decoder reads every line. Validation reads all.
     joint_gate: float | None = None
     joint_alternatives: int = CTC_ALTERNATIVES  # joint decoding: CTC second choices rescored too (0 = off)
     # attention decoding: a line whose CTC reading is longer than this many characters keeps it instead

@@ -14,6 +14,7 @@ from ocrkit.decode.budget import greedy_token_budget
 from ocrkit.decode.ctc import best_path, patch_columns
 from ocrkit.decode.joint import sequence_logprobs, teacher_forcing_batch
 from ocrkit.decode.read import read
+from ocrkit.decode.routing import weakest_frame
 from ocrkit.errors import ModelError
 from ocrkit.export.recognizer import export_recognizer
 from ocrkit.model_folder import CTC_HEAD_FILE as HEAD_FILE
@@ -260,20 +261,28 @@ def gated_copy(folder, out, gate):
     return out
 
 
+def least_sure_frame(recognizer, crop: np.ndarray) -> float:
+    """The probability of the best label at the least sure CTC frame of one crop (the gate's measure)."""
+    pixels = recognizer.preprocess.batch([recognizer.preprocess.apply(crop)])
+    with torch.inference_mode():
+        logits = recognizer.backend.ctc_logits(recognizer.backend.encode(pixels), pixels.shape[-2:])
+    return float(weakest_frame(logits)[0])
+
+
 def test_gated_joint_decoding_keeps_confident_ctc_readings_and_rescores_the_rest(ctc_model_dir, tmp_path):
     _, _, folder, _ = ctc_model_dir
     rng = np.random.default_rng(8)
     crops = [render_line(t) for t in ["Total 12.50", "Brot", "x y z 42", "ID 42", "a much longer line"]]
     crops += [(rng.random(s) * 255).astype(np.uint8) for s in [(30, 300), (40, 100)]]
-    ctc = load_recognizer(folder, decoding="ctc").recognize(crops, batch_size=4)
+    reader = load_recognizer(folder, decoding="ctc")
+    ctc = reader.recognize(crops, batch_size=4)
     joint = load_recognizer(folder, decoding="joint").recognize(crops, batch_size=4)
-    ranked = sorted(
-        conf for _, conf in ctc
-    )  # gate halfway between two lines: ONNX float noise stays on a side
+    sureness = [least_sure_frame(reader, crop) for crop in crops]
+    ranked = sorted(sureness)  # gate halfway between two lines: ONNX float noise stays on a side
     gate = (ranked[3] + ranked[4]) / 2
     gated_dir = gated_copy(folder, tmp_path / "gated", gate)
     gated = load_recognizer(gated_dir).recognize(crops, batch_size=4)
-    confident = [conf >= gate for _, conf in ctc]
+    confident = [sure >= gate for sure in sureness]
     assert 0 < sum(confident) < len(crops)
     for sure, g, c, j in zip(confident, gated, ctc, joint, strict=True):
         assert g == (c if sure else j)
