@@ -146,9 +146,23 @@ def read_batches(
     )
     decoded = _greedy_lines(backend, lines, decoder_batch)
     if decoding == "joint":
-        frames = [log_softmax(logits[b][i].astype(np.float64)) for b, i in pending]
+        # where the decoder reads what CTC read, rescoring changed no real validation line: only the
+        # others are rescored (on receipts about half the lines, saving their teacher-forcing pass)
         ctc_ids = [picked[b][i][0] for b, i in pending]
-        decoded = _rescore(backend, lines, frames, ctc_ids, [ids for ids, _ in decoded], joint, decoder_batch)
+        differ = [k for k, (ids, _) in enumerate(decoded) if ids != ctc_ids[k]]
+        if differ:
+            frames = [log_softmax(logits[pending[k][0]][pending[k][1]].astype(np.float64)) for k in differ]
+            rescored = _rescore(
+                backend,
+                lines.subset(differ),
+                frames,
+                [ctc_ids[k] for k in differ],
+                [decoded[k][0] for k in differ],
+                joint,
+                decoder_batch,
+            )
+            for k, reading in zip(differ, rescored, strict=True):
+                decoded[k] = reading
     for (b, i), reading in zip(pending, decoded, strict=True):
         picked[b][i] = reading
     return picked
@@ -161,6 +175,11 @@ class Lines:
     states: list[Any]
     lengths: list[int]
     budgets: list[int]
+
+    def subset(self, rows: list[int]) -> Lines:
+        return Lines(
+            [self.states[r] for r in rows], [self.lengths[r] for r in rows], [self.budgets[r] for r in rows]
+        )
 
 
 def _row_groups(backend: RecognizerBackend, lengths: list[int], limit: int) -> list[list[int]]:

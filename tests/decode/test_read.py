@@ -26,6 +26,7 @@ class StandInBackend:
         self.frames = frames
         self.decoder_ids = decoder_ids
         self.greedy_calls: list[list[int]] = []  # the lines of each greedy loop
+        self.scored_lines: list[int] = []  # the lines whose candidates were teacher-forced
         self.ctc_calls = 0
 
     def encode(self, pixels):
@@ -56,6 +57,7 @@ class StandInBackend:
         return [lines[r] for r in rows], t
 
     def score(self, states, input_ids, mask=None):
+        self.scored_lines += sorted(set(states[:, 0].tolist()))
         logits = np.zeros((*input_ids.shape, self.frames.shape[-1]))
         for row, line in enumerate(states[:, 0]):
             for t, token in enumerate([*self.decoder_ids[line], EOS][: input_ids.shape[1]]):
@@ -129,6 +131,16 @@ def test_gated_joint_runs_the_decoder_only_on_unsure_lines():
     assert picked[1][0] == [4]  # the sure decoder's reading, which the flat CTC frames allow
     with pytest.raises(ValueError, match="JointSettings"):
         read(backend, PIXELS, "joint")
+
+
+def test_joint_rescores_only_the_lines_where_the_decoder_and_ctc_disagree():
+    frames = np.zeros((2, 4, 6))
+    frames[0, [0, 1, 2, 3], [5, 0, 0, 0]] = 20.0  # line 0: CTC reads "5", as the decoder does
+    frames[1, [0, 1, 2, 3], [3, 0, 0, 0]] = 2.0  # line 1: CTC leans to "3", the decoder reads "4"
+    backend = StandInBackend(frames, decoder_ids=[[5], [4]])
+    got = read(backend, PIXELS, "joint", JointSettings())
+    assert [ids for ids, _ in got] == [[5], [4]]
+    assert backend.greedy_calls == [[0, 1]] and backend.scored_lines == [1]
 
 
 def test_read_all_scores_every_decoding_ungated_from_one_encoder_pass():
