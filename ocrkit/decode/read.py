@@ -160,6 +160,7 @@ def read_batches(
                 [decoded[k][0] for k in differ],
                 joint,
                 decoder_batch,
+                [_greedy_logprob(decoded[k], lines.budgets[k]) for k in differ],
             )
             for k, reading in zip(differ, rescored, strict=True):
                 decoded[k] = reading
@@ -260,11 +261,41 @@ def _rescore(
     decoder_ids: list[list[int]],
     joint: JointSettings,
     limit: int,
+    decoder_logprobs: list[float | None] | None = None,
 ) -> list[Reading]:
     """Score the candidates (both decoders' readings and CTC's second choices) with the decoder (teacher
     forcing, `limit` lines of similar length per pass) and the CTC forward algorithm (log-softmaxed
-    `frames` per line), and keep the best per line."""
+    `frames` per line), and keep the best per line. `decoder_logprobs[i]`, when known, is the decoder's
+    own log p(reading + </s>) of line i from the greedy loop: that candidate is then not teacher-forced
+    again (with no CTC alternatives, a line's teacher forcing shrinks to its CTC reading alone)."""
     candidates = joint_candidates(frames, ctc_ids, decoder_ids, backend.blank_id, joint.alternatives)
+    known = decoder_logprobs or [None] * len(candidates)
+    forced = [
+        [ids for ids in cands if lp is None or ids != own]
+        for cands, own, lp in zip(candidates, decoder_ids, known, strict=True)
+    ]
+    attention = _forced_logprobs(backend, lines, forced, limit)
+    for line, (cands, own, lp) in enumerate(zip(candidates, decoder_ids, known, strict=True)):
+        if lp is not None and own in cands:
+            attention[line].insert(cands.index(own), lp)
+    return choose(frames, candidates, attention, backend.blank_id, joint.ctc_weight)
+
+
+def _greedy_logprob(reading: Reading, budget: int) -> float | None:
+    """log p(reading + </s>) from a greedy reading's confidence (exp of its mean token log-prob, </s>
+    counted); None when the line ran out of budget before </s>, or its confidence underflowed."""
+    ids, confidence = reading
+    if len(ids) >= budget or confidence <= 0.0:
+        return None
+    return float(np.log(confidence)) * (len(ids) + 1)
+
+
+def _forced_logprobs(
+    backend: RecognizerBackend, lines: Lines, candidates: list[list[list[int]]], limit: int
+) -> list[list[float]]:
+    """The decoder's log p(candidate + </s>) of every candidate of every line, by teacher forcing."""
+    if not any(candidates):
+        return [[] for _ in candidates]
     inputs, targets, mask, owners = teacher_forcing_batch(
         candidates, backend.start_id, backend.eos_id, backend.blank_id, backend.max_positions
     )
@@ -277,5 +308,4 @@ def _rescore(
         if scored is None:
             scored = np.zeros((len(owners), *logits.shape[1:]), logits.dtype)
         scored[rows] = logits
-    attention = sequence_logprobs(scored, targets, mask, owners, len(candidates))
-    return choose(frames, candidates, attention, backend.blank_id, joint.ctc_weight)
+    return sequence_logprobs(scored, targets, mask, owners, len(candidates))
