@@ -27,6 +27,7 @@ class StandInBackend:
         self.decoder_ids = decoder_ids
         self.greedy_calls: list[list[int]] = []  # the lines of each greedy loop
         self.scored_lines: list[int] = []  # the lines whose candidates were teacher-forced
+        self.scored_rows = 0  # the candidates teacher-forced
         self.ctc_calls = 0
 
     def encode(self, pixels):
@@ -58,6 +59,7 @@ class StandInBackend:
 
     def score(self, states, input_ids, mask=None):
         self.scored_lines += sorted(set(states[:, 0].tolist()))
+        self.scored_rows += len(input_ids)
         logits = np.zeros((*input_ids.shape, self.frames.shape[-1]))
         for row, line in enumerate(states[:, 0]):
             for t, token in enumerate([*self.decoder_ids[line], EOS][: input_ids.shape[1]]):
@@ -141,6 +143,19 @@ def test_joint_rescores_only_the_lines_where_the_decoder_and_ctc_disagree():
     got = read(backend, PIXELS, "joint", JointSettings())
     assert [ids for ids, _ in got] == [[5], [4]]
     assert backend.greedy_calls == [[0, 1]] and backend.scored_lines == [1]
+
+
+def test_joint_takes_the_decoders_own_log_probability_from_the_greedy_loop():
+    frames = np.zeros((1, 4, 6))
+    frames[0, [0, 1, 2, 3], [3, 0, 0, 0]] = 2.0  # CTC leans to "3", the decoder reads "4"
+    backend = StandInBackend(frames, decoder_ids=[[4]])
+    pixels = PIXELS[:1]
+    (got,) = read(backend, pixels, "joint", JointSettings(alternatives=0))
+    assert backend.scored_rows == 1  # the CTC reading alone was teacher-forced
+    (everything,) = read_all(
+        StandInBackend(frames, decoder_ids=[[4]]), pixels, JointSettings(alternatives=0)
+    )["joint"]
+    assert got[0] == everything[0] == [4] and got[1] == pytest.approx(everything[1])
 
 
 def test_read_all_scores_every_decoding_ungated_from_one_encoder_pass():
