@@ -11,6 +11,7 @@ CTC can neither loop nor emit more characters than there are frames. Which decod
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -88,25 +89,53 @@ def ctc_log_likelihood(frame_logprobs: np.ndarray, target: list[int], blank: int
     """log p(target | frames) summed over all CTC alignments (forward algorithm, log space).
 
     `frame_logprobs` (T, V) are log-softmaxed; -inf when the target cannot fit into T frames."""
-    states = [blank]
-    for token in target:
-        states += [token, blank]
-    ext = np.asarray(states)
+    return float(ctc_log_likelihoods([frame_logprobs], [target], blank)[0])
+
+
+def ctc_log_likelihoods(
+    frame_logprobs: Sequence[np.ndarray], targets: Sequence[list[int]], blank: int, chunk: int = 64
+) -> np.ndarray:
+    """`ctc_log_likelihood` of many (frames, target) pairs at once, `chunk` pairs of similar size per
+    forward pass: one loop over the frames per chunk instead of one per pair (joint decoding scores two
+    to five candidates per line; looping per pair cost it ~9 % of its reading time on receipt lines)."""
+    order = sorted(range(len(targets)), key=lambda i: (len(frame_logprobs[i]), len(targets[i])))
+    out = np.empty(len(targets))
+    for at in range(0, len(order), chunk):
+        rows = order[at : at + chunk]
+        out[rows] = _forward([frame_logprobs[i] for i in rows], [targets[i] for i in rows], blank)
+    return out
+
+
+def _forward(frames: list[np.ndarray], targets: list[list[int]], blank: int) -> np.ndarray:
+    """The CTC forward algorithm over a padded batch. Each target becomes the state sequence blank, t1,
+    blank, t2, ..., blank; states past a target's own are padding that nothing reads. A pair with fewer
+    frames than the batch gets frames after its own where only blanks may be emitted (log p 0): its
+    last label's state then empties into its final blank state, which holds the answer from then on."""
+    n, longest = len(targets), max(len(f) for f in frames)
+    own_states = np.array([2 * len(t) + 1 for t in targets])
+    ext = np.full((n, own_states.max()), blank)
+    for i, target in enumerate(targets):
+        ext[i, 1 : 2 * len(target) : 2] = target
     # a state may skip the blank before it unless it repeats the previous label (a double letter
     # needs a blank between its two frames)
-    skip = np.zeros(len(ext), dtype=bool)
-    skip[2:] = (ext[2:] != blank) & (ext[2:] != ext[:-2])
-    alpha = np.full(len(ext), -np.inf)
-    alpha[0] = frame_logprobs[0, blank]
-    if len(ext) > 1:
-        alpha[1] = frame_logprobs[0, ext[1]]
-    for t in range(1, len(frame_logprobs)):
-        stay = alpha
-        step = np.concatenate(([-np.inf], alpha[:-1]))
-        jump = np.full(len(ext), -np.inf)
-        jump[skip] = alpha[:-2][skip[2:]]
-        alpha = np.logaddexp(np.logaddexp(stay, step), jump) + frame_logprobs[t, ext]
-    return float(np.logaddexp(alpha[-1], alpha[-2]) if len(ext) > 1 else alpha[-1])
+    skip = np.zeros(ext.shape, dtype=bool)
+    skip[:, 2:] = (ext[:, 2:] != blank) & (ext[:, 2:] != ext[:, :-2])
+    emit = np.full((longest, *ext.shape), -np.inf)
+    for i, f in enumerate(frames):
+        emit[: len(f), i] = f[:, ext[i]]
+        emit[len(f) :, i, ext[i] == blank] = 0.0
+    alpha = np.full(ext.shape, -np.inf)
+    alpha[:, :2] = emit[0, :, :2]
+    states = ext.shape[1]
+    none = np.full((n, 2), -np.inf)
+    for t in range(1, longest):
+        shifted = np.concatenate((none, alpha), axis=1)  # shifted[:, s + 2] is alpha[:, s]
+        step, jump = shifted[:, 1 : states + 1], np.where(skip, shifted[:, :states], -np.inf)
+        alpha = np.logaddexp(np.logaddexp(alpha, step), jump) + emit[t]
+    rows = np.arange(n)
+    last = alpha[rows, own_states - 1]
+    before = np.where(own_states > 1, alpha[rows, np.maximum(own_states - 2, 0)], -np.inf)
+    return np.logaddexp(last, before)
 
 
 def prefix_beams(

@@ -13,11 +13,12 @@ numpy only: the torch and ONNX recognizers score candidates with their own decod
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from ocrkit.decode.ctc import ctc_log_likelihood, log_softmax, prefix_beams
+from ocrkit.decode.ctc import ctc_log_likelihoods, log_softmax, prefix_beams
 from ocrkit.decode.routing import weakest_frame
 
 DEFAULT_CTC_WEIGHT = 0.5  # weight of the CTC log-likelihood; the decoder's gets 1 - weight
@@ -56,21 +57,42 @@ class JointSettings:
 
 
 def ctc_scores(
-    frame_logprobs: np.ndarray, candidates: list[list[int]], blank: int, refit: bool = True
-) -> list[float]:
-    """CTC log-likelihood of each candidate reading of one line.
+    frame_logprobs: Sequence[np.ndarray],
+    candidates: list[list[list[int]]],
+    blank: int,
+    refit: Sequence[bool] | None = None,
+) -> list[list[float]]:
+    """CTC log-likelihood of each candidate reading of each line, all lines in one batched pass.
 
     The head has two frames per patch column, so a line set in a narrow face (more than about one
     character per frame once blanks between double letters count) cannot be aligned at all: -inf then says
     nothing about the reading, only about the geometry, and made joint decoding keep CTC's collapsed
     reading over a correct decoder reading (600 synthetic validation lines: joint 0.234, decoder alone
-    0.153). With `refit`, every candidate of such a line is scored on frames read twice each, which fits
-    up to two characters per frame and still rejects a reading far longer than the line."""
-    scores = [ctc_log_likelihood(frame_logprobs, ids, blank) for ids in candidates]
-    if all(np.isfinite(scores)) or not refit:
-        return scores
-    doubled = np.repeat(frame_logprobs, 2, axis=0)
-    return [ctc_log_likelihood(doubled, ids, blank) for ids in candidates]
+    0.153). A line with `refit[i]` (default: every line) and an impossible candidate has all its
+    candidates scored on frames read twice each, which fits up to two characters per frame and still
+    rejects a reading far longer than the line."""
+    refit = [True] * len(candidates) if refit is None else refit
+    scores = _scores_by_line(frame_logprobs, candidates, blank)
+    again = [i for i, line in enumerate(scores) if refit[i] and not np.isfinite(line).all()]
+    if again:
+        doubled = [np.repeat(frame_logprobs[i], 2, axis=0) for i in again]
+        for i, line in zip(
+            again, _scores_by_line(doubled, [candidates[i] for i in again], blank), strict=True
+        ):
+            scores[i] = line
+    return scores
+
+
+def _scores_by_line(
+    frame_logprobs: Sequence[np.ndarray], candidates: list[list[list[int]]], blank: int
+) -> list[list[float]]:
+    pairs = [(frames, ids) for frames, cands in zip(frame_logprobs, candidates, strict=True) for ids in cands]
+    flat = ctc_log_likelihoods([f for f, _ in pairs], [ids for _, ids in pairs], blank) if pairs else []
+    out, at = [], 0
+    for cands in candidates:
+        out.append([float(v) for v in flat[at : at + len(cands)]])
+        at += len(cands)
+    return out
 
 
 def joint_candidates(
@@ -114,10 +136,13 @@ def choose(
 
     `attention_logprobs[b][k]` is the decoder's log p(candidate + </s>); the confidence is exp of the joint
     score per emitted token (</s> included), 1.0 when both models are certain."""
+    decoder_sure = [
+        max(np.exp(lp / (len(ids) + 1)) for ids, lp in zip(cands, att, strict=True)) >= DENSE_TRUST
+        for cands, att in zip(candidates, attention_logprobs, strict=True)
+    ]
+    ctc_all = ctc_scores(frame_logprobs, candidates, blank, refit=decoder_sure)
     picked = []
-    for frames, cands, att in zip(frame_logprobs, candidates, attention_logprobs, strict=True):
-        decoder_sure = max(np.exp(lp / (len(ids) + 1)) for ids, lp in zip(cands, att, strict=True))
-        ctc = ctc_scores(frames, cands, blank, refit=decoder_sure >= DENSE_TRUST)
+    for cands, att, ctc in zip(candidates, attention_logprobs, ctc_all, strict=True):
         scores = [ctc_weight * c + (1.0 - ctc_weight) * lp for c, lp in zip(ctc, att, strict=True)]
         best = int(np.argmax(scores))
         confidence = float(np.exp(scores[best] / (len(cands[best]) + 1)))

@@ -6,7 +6,7 @@ import torch
 import torch.nn.functional as F
 
 from ocrkit.buckets import same_shape_batches
-from ocrkit.decode.ctc import best_path, ctc_log_likelihood, log_softmax, prefix_beams
+from ocrkit.decode.ctc import best_path, ctc_log_likelihood, ctc_log_likelihoods, log_softmax, prefix_beams
 from ocrkit.decode.joint import (
     CTC_ALTERNATIVES,
     DENSE_TRUST,
@@ -148,3 +148,16 @@ def test_model_folder_sets_the_number_of_ctc_alternatives(tmp_path):
     write_spec(tmp_path, RecognizerSpec(joint_alternatives=0))
     settings = read_spec(tmp_path, "recognizer").joint_settings()
     assert settings.alternatives == 0 and settings.gate is None
+
+
+def test_scoring_many_pairs_at_once_matches_scoring_each_alone():
+    """Pairs of different frame counts and target lengths share one forward pass (padded frames and
+    states); each must score as it does alone, impossible targets and empty ones included."""
+    rng = np.random.default_rng(3)
+    frames = [log_softmax(rng.normal(0, 2, (n, 6))) for n in (12, 2, 7, 20, 5, 2)]
+    targets = [[1, 2, 3], [1, 1], [], [1, 4, 4, 2], [3], [1, 2, 3]]
+    together = ctc_log_likelihoods(frames, targets, BLANK, chunk=4)
+    alone = [ctc_log_likelihoods([f], [t], BLANK)[0] for f, t in zip(frames, targets, strict=True)]
+    assert together[1] == alone[1] == together[5] == -np.inf  # a double letter needs 3 frames
+    for a, b, t in zip(together, alone, targets, strict=True):
+        assert a == pytest.approx(b, abs=1e-9) and (t in ([1, 1], [1, 2, 3]) or np.isfinite(a))
