@@ -122,8 +122,8 @@ def read_batches(
     picked: list[list[Reading]] = []
     logits: list[np.ndarray] = []
     pending: list[tuple[int, int]] = []  # (batch, line) the decoder reads
+    routed = routing is not None and routing.reads_ctc and backend.ctc_head is not None
     for b, (pixels, encoded) in enumerate(zip(batches, states, strict=True)):
-        routed = routing is not None and routing.reads_ctc and backend.ctc_head is not None
         if decoding == "attention" and not routed:
             picked.append([([], 0.0)] * len(pixels))
             pending += [(b, i) for i in range(len(pixels))]
