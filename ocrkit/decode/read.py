@@ -184,9 +184,9 @@ class Lines:
 
 
 def _row_groups(backend: RecognizerBackend, lengths: list[int], limit: int) -> list[list[int]]:
-    """Row indices to run together, by their encoder length: up to `limit` rows of similar length with the
-    cross-attention mask, rows of one length without it."""
-    ordered = sorted(range(len(lengths)), key=lambda r: lengths[r])
+    """Row indices to run together, by their encoder length, longest first (ocrkit.decode.greedy): up to
+    `limit` rows of similar length with the cross-attention mask, rows of one length without it."""
+    ordered = sorted(range(len(lengths)), key=lambda r: -lengths[r])
     if backend.masks_encoder:
         return [ordered[at : at + limit] for at in range(0, len(ordered), limit)]
     return [[r for r in ordered if lengths[r] == n] for n in dict.fromkeys(lengths[r] for r in ordered)]

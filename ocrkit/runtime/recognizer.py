@@ -96,6 +96,8 @@ class OnnxRecognizer:
         return self._step(self.decoder_past, feed, cache)
 
     def select(self, cache: dict, rows: np.ndarray) -> dict:
+        if rows[-1] == len(rows) - 1:  # increasing rows ending at len - 1: a prefix, kept as a view
+            return {name: value[: len(rows)] for name, value in cache.items()}
         return {name: value[rows] for name, value in cache.items()}
 
     def _mask(self, states: np.ndarray, mask: np.ndarray | None) -> dict[str, np.ndarray]:

@@ -5,7 +5,7 @@ import pytest
 
 from ocrkit.decode.budget import greedy_token_budget
 from ocrkit.decode.ctc import best_path
-from ocrkit.decode.greedy import greedy, pad_lengths
+from ocrkit.decode.greedy import greedy, kept_rows, pad_lengths
 from ocrkit.decode.joint import JointSettings
 from ocrkit.decode.read import read, read_all, read_batches, read_crops
 from ocrkit.decode.routing import DecoderRouting, weakest_frame
@@ -217,7 +217,10 @@ def test_read_crops_decodes_lines_of_every_width_in_one_loop_and_answers_in_inpu
     crops, backend = width_crops(), WidthBackend()
     readings = read_crops(backend, preprocess, crops, "attention", batch_size=2)
     assert [ids for ids, _ in readings] == [[preprocess.apply(c).shape[1] // 16] for c in crops]
-    assert len(backend.greedy_calls) == 1 and sorted(backend.greedy_calls[0]) == backend.greedy_calls[0]
+    assert (
+        len(backend.greedy_calls) == 1
+        and sorted(backend.greedy_calls[0], reverse=True) == backend.greedy_calls[0]
+    )
     assert read_crops(WidthBackend(), preprocess, [], "attention") == []
 
 
@@ -237,6 +240,7 @@ class EndlessDecoder:
     def __init__(self) -> None:
         self.rows_per_step: list[int] = []
         self.selects = 0
+        self.selected: list[list[int]] = []
 
     def first_step(self, states, mask):
         return self.next_step(np.zeros(len(states)), None, mask)
@@ -249,6 +253,7 @@ class EndlessDecoder:
 
     def select(self, cache, rows):
         self.selects += 1
+        self.selected.append(rows.tolist())
         return cache
 
 
@@ -269,3 +274,16 @@ def test_greedy_stops_each_line_at_its_own_budget_and_drops_it_from_the_batch():
 
 def test_pad_lengths_marks_each_lines_own_states():
     assert pad_lengths([2, 4, 1]).tolist() == [[1, 1, 0, 0], [1, 1, 1, 1], [1, 0, 0, 0]]
+
+
+def test_greedy_drops_finished_lines_at_the_tail_as_a_prefix():
+    decoder = EndlessDecoder()
+    ids, _ = greedy(decoder, np.zeros((5, 1)), np.array([6, 6, 6, 2, 2]))  # longest first, as callers pass
+    assert [len(line) for line in ids] == [6, 6, 6, 2, 2]
+    assert decoder.selected == [[0, 1, 2]] and decoder.rows_per_step == [5, 5, 3, 3, 3, 3]
+
+
+def test_kept_rows_takes_a_prefix_only_when_few_finished_lines_ride_along():
+    assert kept_rows(np.array([1, 1, 1, 1, 0, 1, 0, 0], bool)).tolist() == [0, 1, 2, 3, 4, 5]  # 1 of 6
+    assert kept_rows(np.array([1, 0, 0, 1, 0], bool)).tolist() == [0, 3]  # 2 of 4 would ride: copy
+    assert kept_rows(np.array([0, 0, 1], bool)).tolist() == [2]

@@ -104,6 +104,32 @@ def test_cross_attention_mask_hides_the_padding_in_both_decoder_steps(recognizer
         assert np.abs(runs["unmasked"] - runs["alone"]).max() > 1e-3  # the padding would be read
 
 
+def test_selected_cache_rows_decode_as_the_lines_alone_and_a_prefix_is_not_copied(recognizer_dirs):
+    import torch
+
+    from ocrkit.recognition.torch_backend import TorchBackend
+
+    torch_dir, onnx_dir = recognizer_dirs
+    width = json.loads((torch_dir / "config.json").read_text())["encoder"]["hidden_size"]
+    states = np.random.default_rng(5).normal(0, 3, (3, 12, width)).astype(np.float32)
+    tokens = np.array([7, 8, 9], np.int64)
+    onnx = OnnxRecognizer(onnx_dir, threads=1)
+    for backend, wrap in (
+        (TorchBackend(load_recognizer(torch_dir).model), torch.from_numpy),
+        (onnx, np.asarray),
+    ):
+        for rows in ([0, 1], [0, 2]):
+            _, cache = backend.first_step(wrap(states), None)
+            together, _ = backend.next_step(tokens[rows], backend.select(cache, np.array(rows)), None)
+            _, alone_cache = backend.first_step(wrap(states[rows]), None)
+            alone, _ = backend.next_step(tokens[rows], alone_cache, None)
+            assert np.abs(together - alone).max() < 1e-4
+    _, cache = onnx.first_step(states, None)
+    prefix, picked = onnx.select(cache, np.array([0, 1])), onnx.select(cache, np.array([0, 2]))
+    assert all(np.shares_memory(prefix[k], cache[k]) for k in cache)
+    assert not any(np.shares_memory(picked[k], cache[k]) for k in cache)
+
+
 def test_an_export_without_the_cross_attention_mask_still_reads(recognizer_dirs, tmp_path):
     """Exports made before the mask existed (plain Optimum) read the same, one loop per line width."""
     import shutil
