@@ -13,6 +13,8 @@ from typing import Any
 import cv2
 import numpy as np
 
+from ocrkit.albumentations_import import import_albumentations
+
 
 @dataclass(frozen=True)
 class Geometry:
@@ -116,7 +118,8 @@ def _letterbox_transforms(
 ) -> tuple[Any, Any]:
     """albumentations (LongestMaxSize, PadIfNeeded) for one geometry, built once: building them validates
     their arguments, which cost more than resizing a line crop."""
-    import albumentations as A  # here, not at the top: it imports torch, which `ocrkit --help` must not
+    # here, not at the top: `ocrkit --help` must not load it
+    A = import_albumentations()
 
     # LongestMaxSize rounds the short side; a 1-px sliver must still keep at least one pixel.
     resize = A.LongestMaxSize(max_size=longest, interpolation=interpolation, p=1.0)

@@ -52,3 +52,15 @@ def test_model_folder_imports_neither_torch_nor_albumentations():
 def test_command_line_help_imports_neither_torch_nor_albumentations():
     loaded = _modules_after("from ocrkit.cli import build_parser\nbuild_parser().format_help()")
     assert {"ocrkit.commands.infer", "ocrkit.commands.serve"} <= loaded and not HEAVY & loaded
+
+
+def test_resizing_before_torch_leaves_torch_unloaded_and_its_bridge_importable():
+    """The ONNX runtime resizes with albumentations; in a full install that import used to load torch."""
+    loaded = _modules_after(
+        "import sys\nimport numpy as np\nfrom ocrkit.preprocess import letterbox\n"
+        "out, _ = letterbox(np.zeros((40, 30, 3), np.uint8), 64)\n"
+        "assert out.shape == (64, 48, 3)\n"
+        "assert 'albumentations' in sys.modules and 'torch' not in sys.modules, 'torch was loaded'\n"
+        "from albumentations.pytorch import ToTensorV2\n"
+    )
+    assert {"torch", "albumentations.pytorch"} <= loaded
