@@ -197,6 +197,13 @@ def test_markup_rules_strip_map_drop_and_count():
     assert rules.apply("⟦illisible⟧") == (None, "markup left after the rules")
 
 
+def test_mufi_ligatures_become_letters_and_other_private_use_lines_are_dropped():
+    rules = TextRules()
+    assert rules.apply("ni\uf502t wo\uf4f9te ſelb\ueada") == ("nicht wollte ſelbſt", None)
+    assert rules.apply("h\ue42ctte") == ("ha\u0364tte", None)  # e above: base letter + U+0364, as OCR-D
+    assert rules.apply("Ita\ue8bf") == (None, "private-use character without a plain reading (U+E8BF)")
+
+
 @pytest.mark.slow
 def test_cli_import_and_prepare_with_a_sources_file(tmp_path):
     clones = tmp_path / "clones"

@@ -1,4 +1,5 @@
-"""Transcription clean-up: Unicode NFC, collapsed whitespace, and a source's own markup rules.
+"""Transcription clean-up: Unicode NFC, collapsed whitespace, MUFI private-use characters, and a source's
+own markup rules.
 
 Transcription guidelines mark things a recognizer must not learn to write (crossed-out text, editorial
 brackets, superscript carets). Each source names its markup as data (`TextRules`); a line that still
@@ -10,6 +11,8 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass, field
+
+from ocrkit.data.ground_truth.mufi import plain_text
 
 # Editorial markup seen in public ground truth that no printed page shows as such.
 DEFAULT_MARKUP = r"[⟦⟧]"
@@ -35,6 +38,9 @@ class TextRules:
         """(clean text, None) or (None, reason the line is dropped); None text stays None (box only)."""
         if text is None:
             return None, None
+        text, private = plain_text(normalize(text))
+        if private is not None:
+            return None, f"private-use character without a plain reading ({private})"
         text = normalize(text)
         for pattern in self._drop:
             if pattern.search(text):
