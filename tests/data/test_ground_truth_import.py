@@ -197,10 +197,11 @@ def test_markup_rules_strip_map_drop_and_count():
     assert rules.apply("⟦illisible⟧") == (None, "markup left after the rules")
 
 
-def test_mufi_ligatures_become_letters_and_other_private_use_lines_are_dropped():
+def test_ligatures_and_fraktur_hyphens_become_letters_and_other_private_use_lines_are_dropped():
     rules = TextRules()
     assert rules.apply("ni\uf502t wo\uf4f9te ſelb\ueada") == ("nicht wollte ſelbſt", None)
     assert rules.apply("h\ue42ctte") == ("ha\u0364tte", None)  # e above: base letter + U+0364, as OCR-D
+    assert rules.apply("Ka\u2e17 kra\ufb00t ho\ua75bes") == ("Ka- krafft hores", None)
     assert rules.apply("Ita\ue8bf") == (None, "private-use character without a plain reading (U+E8BF)")
 
 

@@ -1,5 +1,5 @@
-"""Transcription clean-up: Unicode NFC, collapsed whitespace, MUFI private-use characters, and a source's
-own markup rules.
+"""Transcription clean-up: Unicode NFC, collapsed whitespace, plain readings of characters outside the
+tokenizer (ocrkit.data.ground_truth.plain_readings), and a source's own markup rules.
 
 Transcription guidelines mark things a recognizer must not learn to write (crossed-out text, editorial
 brackets, superscript carets). Each source names its markup as data (`TextRules`); a line that still
@@ -12,7 +12,7 @@ import re
 import unicodedata
 from dataclasses import dataclass, field
 
-from ocrkit.data.ground_truth.mufi import plain_text
+from ocrkit.data.ground_truth.plain_readings import plain_text
 
 # Editorial markup seen in public ground truth that no printed page shows as such.
 DEFAULT_MARKUP = r"[⟦⟧]"
