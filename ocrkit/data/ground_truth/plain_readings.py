@@ -1,8 +1,8 @@
 """Characters outside the tokenizer that public ground truth uses for letters it has → those letters.
 
 The OCR-D ground truth of early modern German print writes ligatures and letters with a small e above as
-private-use code points of the Medieval Unicode Font Initiative (MUFI, U+E000–U+F8FF): "ni\uF502t" for
-"nicht", "wo\uF4F9te" for "wollte". Outside the tokenizer each becomes `<unk>`, which decoding drops, so
+private-use code points of the Medieval Unicode Font Initiative (MUFI, U+E000–U+F8FF): "ni\uf502t" for
+"nicht", "wo\uf4f9te" for "wollte". Outside the tokenizer each becomes `<unk>`, which decoding drops, so
 a recognizer trained on them learns to write nothing where a page prints "ch", "ck", "ll", "ſt" or
 "tz": 71 % of the OCR-D VD book lines held one. The same happens with a few standard characters: the
 Fraktur hyphen "⸗" (1 296 VD and 774 archiscribe lines end with it), the "ﬀ" ligature and the r rotunda.
