@@ -35,6 +35,9 @@ class ModelConfig:
     # CTC reading, the decoder unused (speed); null = off. Validation always reads every line.
     decoder_gate: float | None = None
     init_weights: str = ""  # a .safetensors file (e.g. a checkpoint's model.safetensors) to start from
+    # characters to add to the tokenizer (and the decoder's and CTC head's rows) of the model trained;
+    # the training log names the characters of the training lines the tokenizer lacks
+    extra_chars: str = ""
 
     def __post_init__(self) -> None:
         if self.decoding not in DECODINGS:

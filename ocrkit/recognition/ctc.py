@@ -62,6 +62,8 @@ def restore_head(model: torch.nn.Module, model_dir: str | Path) -> None:
     weight, bias = saved.weight, saved.bias
     head = getattr(model, HEAD)
     copies = getattr(head, "frames_per_patch", 1)
+    if weight.shape[0] // saved.frames_per_patch < head.vocab_size:  # the tokenizer gained characters
+        weight, bias = _grow_labels(weight, bias, saved.frames_per_patch, head.vocab_size)
     if copies > 1 and weight.shape[0] == head.vocab_size and saved.frames_per_patch == 1:
         weight, bias = np.tile(weight, (copies, 1)), np.tile(bias, copies)
     if tuple(head.weight.shape) != weight.shape:
@@ -70,6 +72,19 @@ def restore_head(model: torch.nn.Module, model_dir: str | Path) -> None:
     with torch.no_grad():
         head.weight.copy_(torch.from_numpy(weight))
         head.bias.copy_(torch.from_numpy(bias))
+
+
+def _grow_labels(
+    weight: np.ndarray, bias: np.ndarray, copies: int, size: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """A (copies·V × D) head's rows laid out for `size` labels per frame: new labels get zero weights and
+    the lowest bias of the old ones, so the head reads as before until training teaches them."""
+    vocab, dim = weight.shape[0] // copies, weight.shape[1]
+    grown_w = np.zeros((copies, size, dim), weight.dtype)
+    grown_b = np.full((copies, size), bias.min(), bias.dtype)
+    grown_w[:, :vocab] = weight.reshape(copies, vocab, dim)
+    grown_b[:, :vocab] = bias.reshape(copies, vocab)
+    return grown_w.reshape(copies * size, dim), grown_b.reshape(copies * size)
 
 
 def head_arrays(model: torch.nn.Module) -> CtcHead | None:

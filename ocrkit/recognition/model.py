@@ -80,6 +80,7 @@ def create_recognizer(
     tokenizer = tokenizer or build_tokenizer()
     if pretrained is not None:
         model = _from_pretrained(pretrained)
+        grow_vocab(model, padded_vocab_size(tokenizer))
     else:
         if size not in SIZES:
             raise ValueError(f"unknown recognizer size {size!r} (known: {', '.join(SIZES)})")
@@ -127,6 +128,14 @@ def _from_pretrained(name_or_dir: str | Path) -> VisionEncoderDecoderModel:
         raise ModelError(
             name_or_dir, f"cannot load recognizer weights ({exc.__class__.__name__}: {exc})"
         ) from None
+
+
+def grow_vocab(model: VisionEncoderDecoderModel, size: int) -> None:
+    """Give the decoder `size` token rows when its tokenizer gained characters; trained rows are kept (the
+    output projection is tied to the embeddings and grows with them)."""
+    if size > model.decoder.config.vocab_size:
+        model.decoder.resize_token_embeddings(size)
+        model.config.decoder.vocab_size = size
 
 
 def set_special_tokens(model: VisionEncoderDecoderModel, tokenizer: PreTrainedTokenizerBase) -> None:

@@ -42,7 +42,14 @@ from ocrkit.recognition.ctc import (
 )
 from ocrkit.recognition.metrics import ErrorCounts
 from ocrkit.recognition.model import PATCH, create_recognizer
-from ocrkit.recognition.tokenizer import build_tokenizer, decode, load_tokenizer
+from ocrkit.recognition.tokenizer import (
+    build_tokenizer,
+    decode,
+    describe_unknown,
+    load_tokenizer,
+    unknown_characters,
+    with_characters,
+)
 from ocrkit.recognition.torch_backend import TorchBackend
 
 _NO_DECAY = ("bias", "norm", "position_embeddings", "cls_token", "embed_positions", "embed_tokens")
@@ -59,7 +66,7 @@ class RecognitionTask:
             grayscale=d.grayscale,
             pad_value=d.pad_value,
         )
-        self.tokenizer = _tokenizer_for(m.pretrained)
+        self.tokenizer = with_characters(_tokenizer_for(m.pretrained), m.extra_chars)
         self.collator = LineCollator(self.preprocess, self.tokenizer, m.max_target_length)
         self._val: LinesDataset | None = None
         self._parts: defaultdict[str, float] = defaultdict(float)
@@ -85,7 +92,7 @@ class RecognitionTask:
         return model.train()
 
     def train_dataset(self) -> LinesDataset:
-        return LinesDataset(
+        dataset = LinesDataset(
             self.config.data.train,
             augment=self.config.data.augment,
             scan_augment_p=self.config.data.scan_augment,
@@ -93,6 +100,10 @@ class RecognitionTask:
             epoch_lines=self.config.data.epoch_lines,
             glue_share=self.config.data.glue_share,
         )
+        unknown, lines = unknown_characters((r["text"] for r in dataset.records), self.tokenizer)
+        if unknown:
+            print(describe_unknown(unknown, lines), flush=True)
+        return dataset
 
     def collate(self, items: list[dict[str, Any]]) -> dict[str, Any]:
         return self.collator(items)

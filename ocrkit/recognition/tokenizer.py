@@ -7,6 +7,9 @@ start token comes from the model config and labels are given an explicit </s> by
 
 from __future__ import annotations
 
+import unicodedata
+from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
 
 from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers
@@ -75,3 +78,39 @@ def padded_vocab_size(tokenizer: PreTrainedTokenizerBase) -> int:
     """Rows the embedding / LM head need: len(tokenizer) rounded up to a multiple of 8."""
     n = len(tokenizer)
     return -(-n // VOCAB_MULTIPLE) * VOCAB_MULTIPLE
+
+
+def with_characters(tokenizer: PreTrainedTokenizerBase, chars: str) -> PreTrainedTokenizerBase:
+    """The tokenizer with `chars` added after its own characters. Every character it had keeps its id, so a
+    trained model reads as before; the new ones take the ids after them (where filler tokens were)."""
+    vocab = tokenizer.get_vocab()
+    new = [c for c in dict.fromkeys(chars) if c not in vocab]
+    if not new:
+        return tokenizer
+    by_id = sorted(vocab, key=vocab.get)
+    known = [tok for tok in by_id if tok not in SPECIALS and not tok.startswith("<unused")]
+    grown = build_tokenizer("".join(known + new))
+    if any(grown.get_vocab().get(tok) != vocab[tok] for tok in (*SPECIALS, *known)):
+        raise ModelError("tokenizer", "only ocrkit's character tokenizer can take new characters")
+    return grown
+
+
+def unknown_characters(texts: Iterable[str], tokenizer: PreTrainedTokenizerBase) -> tuple[Counter[str], int]:
+    """Characters of the texts (NFC, as the tokenizer reads them) that the tokenizer lacks, each with the
+    number of texts holding it, and the number of texts holding any: they train as <unk>, which reading
+    drops."""
+    vocab, counts, texts_with = tokenizer.get_vocab(), Counter(), 0
+    for text in texts:
+        missing = {c for c in unicodedata.normalize("NFC", text) if c not in vocab}
+        counts.update(missing)
+        texts_with += bool(missing)
+    return counts, texts_with
+
+
+def describe_unknown(counts: Counter[str], lines: int, shown: int = 8) -> str:
+    """One log line: how many training lines hold characters the tokenizer lacks, and the most common."""
+    top = ", ".join(f"U+{ord(c):04X} {c!r} {n}" for c, n in counts.most_common(shown))
+    return (
+        f"characters outside the tokenizer (train as <unk>, read as nothing) in {lines} training lines: "
+        f"{top}; add the ones to learn with model.extra_chars"
+    )

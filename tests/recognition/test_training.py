@@ -250,3 +250,60 @@ def test_every_recognizer_config_loads(path):
     assert cfg.data.longest % 16 == 0
     if cfg.model.decoding != "attention":
         assert cfg.model.ctc_weight > 0
+
+
+def test_extra_characters_grow_a_trained_model_that_still_reads_as_before(manifest, tmp_path, capsys):
+    from ocrkit.recognition.tokenizer import with_characters
+
+    cfg = tiny_config(manifest, tmp_path / "base")
+    cfg.model.ctc_weight, cfg.model.ctc_frames_per_patch = 0.5, 2
+    task = RecognitionTask(cfg)
+    torch.manual_seed(0)
+    base = task.build_model().eval()
+    task.save_pretrained(base, tmp_path / "saved")
+    old_vocab = task.tokenizer.get_vocab()
+
+    grown_cfg = tiny_config(
+        write_manifest(tmp_path / "lines", ["Ka\u2e17", "Aufkla\u0364rung"]), tmp_path / "g"
+    )
+    grown_cfg.model.ctc_weight, grown_cfg.model.ctc_frames_per_patch = 0.5, 2
+    grown_cfg.model.pretrained, grown_cfg.model.extra_chars = str(tmp_path / "saved"), "\u0364"
+    grown_task = RecognitionTask(grown_cfg)
+    grown = grown_task.build_model().eval()
+    vocab = grown_task.tokenizer.get_vocab()
+    assert all(vocab[tok] == i for tok, i in old_vocab.items())
+    assert vocab["\u0364"] == len(old_vocab) and grown.decoder.config.vocab_size == 352
+    assert (
+        grown.ctc_head.weight.shape[0] == 2 * 352
+        and with_characters(grown_task.tokenizer, "a") is grown_task.tokenizer
+    )
+
+    batch = grown_task.collate([grown_task.train_dataset()[0]])
+    log = capsys.readouterr().out
+    assert "in 1 training lines: U+2E17 '⸗' 1;" in log and "U+0364" not in log
+    ids = batch["labels"].clamp(min=0)
+    with torch.no_grad():
+        before = base(
+            pixel_values=batch["pixel_values"], decoder_input_ids=ids, interpolate_pos_encoding=True
+        )
+        after = grown(
+            pixel_values=batch["pixel_values"], decoder_input_ids=ids, interpolate_pos_encoding=True
+        )
+        states = base.encoder(
+            pixel_values=batch["pixel_values"], interpolate_pos_encoding=True
+        ).last_hidden_state
+        ctc_before = base.ctc_head(states)
+        ctc_after = grown.ctc_head(states)
+    old = len(old_vocab)
+    assert torch.allclose(before.logits[..., :old], after.logits[..., :old], atol=1e-5)
+    assert torch.allclose(ctc_before[..., :old], ctc_after[..., :old], atol=1e-5)
+    lowest = base.ctc_head.bias.min()  # a new label starts as unlikely as the rarest old one
+    assert torch.allclose(ctc_after[..., old:], lowest.expand_as(ctc_after[..., old:]), atol=1e-6)
+    grown_task.save_pretrained(grown, tmp_path / "grown")
+    from ocrkit.recognition import load_recognizer
+
+    reader = load_recognizer(tmp_path / "grown", decoding="ctc")
+    assert (
+        reader.tokenizer.get_vocab()["\u0364"] == old
+        and len(reader.recognize([np.zeros((32, 64), np.uint8)])) == 1
+    )
