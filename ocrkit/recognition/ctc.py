@@ -52,8 +52,9 @@ def save_head(model: torch.nn.Module, out_dir: Path) -> None:
         save_file(tensors, str(Path(out_dir) / CTC_HEAD_FILE), metadata={"format": "pt"})
 
 
-def restore_head(model: torch.nn.Module, model_dir: str | Path) -> None:
-    """Copy a folder's ctc_head.safetensors into the model's (already added) head.
+def restore_head(model: torch.nn.Module, model_dir: str | Path, new_labels: bool = False) -> None:
+    """Copy a folder's ctc_head.safetensors into the model's (already added) head. `new_labels`: the
+    model's tokenizer is the folder's with characters added, so a smaller saved head is grown to fit.
 
     A head saved with one frame per patch fills a head with k: each of the k frames starts as a copy, so
     the new model reads exactly as the old one (repeated frames merge in CTC) until training splits them."""
@@ -62,7 +63,7 @@ def restore_head(model: torch.nn.Module, model_dir: str | Path) -> None:
     weight, bias = saved.weight, saved.bias
     head = getattr(model, HEAD)
     copies = getattr(head, "frames_per_patch", 1)
-    if weight.shape[0] // saved.frames_per_patch < head.vocab_size:  # the tokenizer gained characters
+    if new_labels and weight.shape[0] // saved.frames_per_patch < head.vocab_size:
         weight, bias = _grow_labels(weight, bias, saved.frames_per_patch, head.vocab_size)
     if copies > 1 and weight.shape[0] == head.vocab_size and saved.frames_per_patch == 1:
         weight, bias = np.tile(weight, (copies, 1)), np.tile(bias, copies)

@@ -86,7 +86,8 @@ class RecognitionTask:
         if m.ctc_weight > 0:
             add_ctc_head(model, model.decoder.config.vocab_size, m.ctc_frames_per_patch)
             if m.pretrained and (Path(m.pretrained) / CTC_HEAD_FILE).is_file():
-                restore_head(model, m.pretrained)  # continuing from a saved folder keeps its trained head
+                # continuing from a saved folder keeps its trained head (grown for extra characters)
+                restore_head(model, m.pretrained, new_labels=bool(m.extra_chars))
         if m.init_weights:
             load_model(model, m.init_weights, strict=False)  # a checkpoint may lack (or have) the CTC head
         return model.train()
