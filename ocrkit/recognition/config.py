@@ -83,6 +83,7 @@ class DataConfig:
     glue_share: float = 0.0  # extra training lines made of two lines side by side (long-line practice)
     augment: bool = True  # light scan-like augmentation of training crops
     scan_augment: float = 0.0  # with augment: share of crops that also get stretch/stroke/fade/warp
+    box_jitter: float = 0.0  # with augment: sd, in line heights, of a random shift of each crop edge
     bucketing: bool = True  # aspect-ratio bucketing batch sampler (False = plain shuffled batches)
     longest: int = 512  # letterbox: long side → this (multiple of 16); also the ViT position grid side
     max_height: int = 64  # cap on the scaled line height (short words not blown up); 0 = off
@@ -94,6 +95,8 @@ class DataConfig:
             raise ConfigError(f"data.glue_share: expected 0 or more, got {self.glue_share}")
         if not 0.0 <= self.scan_augment <= 1.0:
             raise ConfigError(f"data.scan_augment: expected a share in 0..1, got {self.scan_augment}")
+        if not 0.0 <= self.box_jitter <= 0.4:
+            raise ConfigError(f"data.box_jitter: expected 0..0.4 line heights, got {self.box_jitter}")
 
 
 @dataclass

@@ -100,6 +100,7 @@ class RecognitionTask:
             max_chars=min(self.config.data.max_chars or 10**9, self.config.model.max_target_length - 1),
             epoch_lines=self.config.data.epoch_lines,
             glue_share=self.config.data.glue_share,
+            box_jitter=self.config.data.box_jitter,
         )
         unknown, lines = unknown_characters((r["text"] for r in dataset.records), self.tokenizer)
         if unknown:
