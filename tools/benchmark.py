@@ -22,9 +22,12 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 PEER_VENVS = {"tesseract": "venv-tess", "rapidocr3": "venv-rapid3"}
+STAGES_FILE = "_stages.json"  # an ocrkit child's detection and recognition seconds per page
 
 
 def child_ocrkit(args: argparse.Namespace) -> int:
@@ -41,11 +44,40 @@ def child_ocrkit(args: argparse.Namespace) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     ocr.read(load_image(images[0]))  # warm-up, untimed
+    clock = {"detect": 0.0, "recognize": 0.0}
+    ocr.detector.predict = _timed(ocr.detector.predict, clock, "detect")
+    ocr.recognizer.recognize = _timed(ocr.recognizer.recognize, clock, "recognize")
+    stages = {}
     for path in images:
         image = load_image(path)  # decode is not timed, as in the peers' harness
+        clock.update(detect=0.0, recognize=0.0)
         page = ocr.read(image, name=str(path))
+        stages[path.stem] = dict(clock)
         (out / f"{path.stem}.json").write_text(page.to_json(), encoding="utf-8")
+    (out / STAGES_FILE).write_text(json.dumps(stages), encoding="utf-8")
     return 0
+
+
+def _timed(method: Callable[..., Any], clock: dict[str, float], stage: str) -> Callable[..., Any]:
+    """`method`, adding its wall time to clock[stage]: a page's detection and recognition apart."""
+
+    def timed(*args: Any, **kwargs: Any) -> Any:
+        start = time.perf_counter()
+        try:
+            return method(*args, **kwargs)
+        finally:
+            clock[stage] += time.perf_counter() - start
+
+    return timed
+
+
+def stage_medians(out: Path) -> dict[str, float]:
+    """Median seconds per page of each ocrkit stage (empty for peers, which write no stage file)."""
+    path = out / STAGES_FILE
+    if not path.is_file():
+        return {}
+    stages = json.loads(path.read_text(encoding="utf-8")).values()
+    return {f"{k}_s": statistics.median(s[k] for s in stages) for k in ("detect", "recognize")}
 
 
 def run_engine(engine: str, images: list[Path], out: Path, args: argparse.Namespace) -> float | None:
@@ -130,12 +162,13 @@ def cmd_pages(args: argparse.Namespace) -> int:
             "s_per_page": statistics.median(seconds),
             "peak_rss_mib": rss,
             "wall_s": time.perf_counter() - start,
+            **stage_medians(out),
         }
         if coco_path:
             s = score_subset(coco_path, pages)
             row.update(f1=s["f1"], cer=s["cer"], bow_f1=s["bow_f1"])
         rows.append(row)
-    keys = ["engine", "s_per_page", "peak_rss_mib", "f1", "cer", "bow_f1"]
+    keys = ["engine", "s_per_page", "detect_s", "recognize_s", "peak_rss_mib", "f1", "cer", "bow_f1"]
     print(markdown_table(rows, keys))
     Path(args.work).mkdir(parents=True, exist_ok=True)
     (Path(args.work) / "results.json").write_text(json.dumps(rows, indent=2), encoding="utf-8")
