@@ -16,6 +16,10 @@ from ocrkit.model_folder import check_folder, chosen_decoding, folder_ctc_head
 from ocrkit.runtime.session import create_session
 
 ENCODER_MASK = "encoder_attention_mask"  # the decoders' cross-attention mask input (ocrkit.export)
+# Decoder steps are tiny (one token for each line in flight): split over threads they wait on each other, and
+# the idle threads' spinning slows what runs next. SROIE dev pages, 2-core CPU, interleaved rounds:
+# recognition 0.153 → 0.136 s/page and detection 0.131 → 0.103 s/page with the decoders on one thread.
+DECODER_THREADS = 1
 
 
 class OnnxRecognizer:
@@ -49,8 +53,10 @@ class OnnxRecognizer:
         self.masks_encoder = False
         if self.decoding is Decoding.CTC:
             return  # the CTC head reads the encoder's output: no decoder sessions needed
-        self.decoder = create_session(folder / "decoder_model.onnx", threads, opt_level)
-        self.decoder_past = create_session(folder / "decoder_with_past_model.onnx", threads, opt_level)
+        self.decoder = create_session(folder / "decoder_model.onnx", DECODER_THREADS, opt_level)
+        self.decoder_past = create_session(
+            folder / "decoder_with_past_model.onnx", DECODER_THREADS, opt_level
+        )
         self.past_names = [
             i.name for i in self.decoder_past.get_inputs() if i.name.startswith("past_key_values")
         ]

@@ -298,3 +298,11 @@ def test_page_shaped_detector_onnx_matches_torch_at_every_page_shape(tiny_detect
     )
     for torch_lines, onnx_lines in zip(ours, theirs, strict=True):
         assert_same_lines(torch_lines, onnx_lines)
+
+
+def test_decoder_steps_run_on_one_thread_and_the_encoder_on_the_users(recognizer_dirs):
+    _, onnx_dir = recognizer_dirs
+    rec = OnnxRecognizer(onnx_dir, threads=3)
+    assert rec.encoder.get_session_options().intra_op_num_threads == 3
+    for session in (rec.decoder, rec.decoder_past):
+        assert session.get_session_options().intra_op_num_threads == 1
