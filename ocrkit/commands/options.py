@@ -123,8 +123,7 @@ def add_model_options(
     g.add_argument(
         "--threads",
         type=positive_int,
-        help="CPU threads for the models (onnx decoder steps always use one); default: the backend's "
-        "own choice (one per physical core)",
+        help="CPU threads for the models; default: the backend's own choice (one per physical core)",
     )
     if recognizer:
         g.add_argument(
