@@ -50,6 +50,8 @@ class DetectorSpec:
     square: bool = True
     post: PostConfig = field(default_factory=PostConfig)
     onnx: str | None = None  # set in an ONNX export: its graph file (model + NMS)
+    min_short: int = 0  # narrow pages: long side raised until the short side has this many px ...
+    max_longest: int = 0  # ... up to this long side (ocrkit.preprocess.page_longest); 0 = off
     extra: dict[str, Any] = field(default_factory=dict)  # keys this version does not know, kept as read
     format_version: int = FORMAT_VERSION  # of the file it was read from
 
@@ -216,7 +218,14 @@ def settings_of(spec: Spec, keep_unset: bool = False) -> dict[str, Any]:
     """The flat mapping the file holds; unset (None) settings are left out so the reader's default
     applies, unless `keep_unset`."""
     if isinstance(spec, DetectorSpec):
-        own = {"arch": spec.arch, "longest": spec.longest, "divisor": spec.divisor, "square": spec.square}
+        own = {
+            "arch": spec.arch,
+            "longest": spec.longest,
+            "divisor": spec.divisor,
+            "square": spec.square,
+            "min_short": spec.min_short,
+            "max_longest": spec.max_longest,
+        }
         body = {**own, **asdict(spec.post), "onnx": spec.onnx}
     else:
         own = {f.name: getattr(spec, f.name) for f in fields(RecognizerSpec) if f.name not in NESTED}

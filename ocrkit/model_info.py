@@ -86,7 +86,10 @@ def _input(spec: Spec) -> str:
     if isinstance(spec, DetectorSpec):
         if spec.square:
             return f"RGB page, letterboxed to {spec.longest} × {spec.longest} px"
-        return f"RGB page, long side {spec.longest} px, padded to multiples of {spec.divisor}"
+        side = f"long side {spec.longest} px"
+        if spec.min_short > 0 and spec.max_longest > spec.longest:
+            side += f" (a narrow page: up to {spec.max_longest} px, short side at least {spec.min_short} px)"
+        return f"RGB page, {side}, padded to multiples of {spec.divisor}"
     pre = spec.preprocess
     colour = "grayscale" if pre.grayscale else "RGB"
     height = f", at most {pre.max_height} px high" if pre.max_height > 0 else ""

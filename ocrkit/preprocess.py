@@ -82,19 +82,26 @@ def letterbox(
     square: bool = False,
     pad_value: int = 0,
     interpolation: int = cv2.INTER_AREA,
+    min_short: int = 0,
+    max_longest: int = 0,
 ) -> tuple[np.ndarray, Geometry]:
     """Scale the long side to `longest` (up or down), keep aspect, pad bottom/right.
 
     square=True pads to `longest`×`longest` (fixed detector input); otherwise each side is padded only
-    up to the next multiple of `divisor` (variable-size recognizer input). Returns the HxWx3 uint8
-    array and the `Geometry` needed to map boxes back.
+    up to the next multiple of `divisor` (variable-size recognizer input). `min_short`/`max_longest`
+    let a narrow page have a longer side (`page_longest`). Returns the HxWx3 uint8 array and the
+    `Geometry` needed to map boxes back.
     """
     if longest <= 0 or longest % divisor:
         raise ValueError(f"longest={longest} must be a positive multiple of divisor={divisor}")
+    if max_longest < 0 or max_longest % divisor:
+        raise ValueError(f"max_longest={max_longest} must be 0 or a multiple of divisor={divisor}")
     img = to_rgb_uint8(image)
     h, w = img.shape[:2]
     if h == 0 or w == 0:
         raise ValueError(f"empty image of shape {img.shape}")
+    if not square:
+        longest = page_longest(h, w, longest, divisor, min_short, max_longest)
     resize, pad = _letterbox_transforms(longest, divisor, square, pad_value, interpolation)
     resized = resize(image=img)["image"]
     out = pad(image=resized)["image"]
@@ -135,6 +142,19 @@ def _letterbox_transforms(
         p=1.0,
     )
     return resize, pad
+
+
+def page_longest(
+    height: int, width: int, longest: int, divisor: int, min_short: int = 0, max_longest: int = 0
+) -> int:
+    """The long side a page is scaled to: `longest`, raised until its short side reaches `min_short`
+    but to at most `max_longest` (a multiple of `divisor`; 0 turns either off). A receipt's print size
+    follows its width, not its length: at a fixed long side a long receipt's lines shrink below what a
+    detector finds, while pages of book proportions keep `longest`."""
+    if min_short <= 0 or max_longest <= longest:
+        return longest
+    wanted = min_short * max(height, width) / min(height, width)
+    return max(longest, min(max_longest, int(wanted) // divisor * divisor))
 
 
 def padded_size(height: int, width: int, longest: int, divisor: int = 16) -> tuple[int, int]:

@@ -23,6 +23,7 @@ from ocrkit.postprocess import PostConfig
 from ocrkit.zoo import MODELS_DIR
 
 DETECTOR = DetectorSpec(960, "d_fine", 32, True, PostConfig(0.4, 0.5, 0.8, 300))
+NARROW_PAGES = DetectorSpec(1280, "d_fine", 32, False, min_short=704, max_longest=1408)
 RECOGNIZER = RecognizerSpec(
     LinePreprocess(longest=1024, divisor=16, max_height=32, windowed=True),
     size="small",
@@ -58,7 +59,11 @@ def write_raw(folder, settings: dict) -> None:
     spec_path(folder).write_text(json.dumps(settings), encoding="utf-8")
 
 
-@pytest.mark.parametrize("spec", [DETECTOR, RECOGNIZER, RecognizerSpec()], ids=["det", "rec", "rec-defaults"])
+@pytest.mark.parametrize(
+    "spec",
+    [DETECTOR, NARROW_PAGES, RECOGNIZER, RecognizerSpec()],
+    ids=["det", "det-narrow", "rec", "rec-defaults"],
+)
 def test_write_then_read_gives_the_same_spec_in_the_current_format(spec, tmp_path):
     write_spec(tmp_path, spec)
     assert read_spec(tmp_path) == spec

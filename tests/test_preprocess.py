@@ -2,7 +2,7 @@ import cv2
 import numpy as np
 import pytest
 
-from ocrkit.preprocess import letterbox, padded_size
+from ocrkit.preprocess import letterbox, padded_size, page_longest
 
 SHAPES = [(1, 2000), (2000, 1), (4000, 40), (40, 4000), (8, 8), (1, 1), (3, 7), (640, 480), (1123, 794)]
 rng = np.random.default_rng(0)
@@ -69,3 +69,39 @@ def test_bad_arguments():
         letterbox(np.zeros((10, 10, 3), np.uint8), 100, divisor=16)
     with pytest.raises(ValueError):
         letterbox(np.zeros((0, 10, 3), np.uint8), 64)
+
+
+@pytest.mark.parametrize(
+    "h,w,expected",
+    [
+        (2000, 800, 1408),  # short/long 0.4: 704 / 0.4 = 1760, capped
+        (2000, 1050, 1312),  # 0.525: 704 / 0.525 = 1341, down to a multiple of 32
+        (2000, 1400, 1280),  # book proportions keep the long side
+        (800, 2000, 1408),  # a wide strip is narrow too
+        (100, 100, 1280),
+    ],
+)
+def test_a_narrow_page_gets_a_longer_side(h, w, expected):
+    assert page_longest(h, w, 1280, 32, min_short=704, max_longest=1408) == expected
+    out, geo = letterbox(np.full((h, w, 3), 9, np.uint8), 1280, 32, min_short=704, max_longest=1408)
+    assert max(geo.resized_size) == expected and out.shape[0] % 32 == out.shape[1] % 32 == 0
+    assert geo.scale == pytest.approx(expected / max(h, w))
+    box = np.array([[0.1 * w, 0.2 * h, 0.8 * w, 0.9 * h]], np.float32)
+    assert np.abs(geo.unmap(geo.map(box)) - box).max() <= 1.0
+
+
+@pytest.mark.parametrize("min_short,max_longest", [(0, 1408), (704, 0), (704, 1280)])
+def test_narrow_page_settings_off_keep_the_long_side(min_short, max_longest):
+    assert page_longest(2000, 500, 1280, 32, min_short, max_longest) == 1280
+
+
+def test_narrow_page_settings_leave_a_square_input_square():
+    out, _ = letterbox(
+        np.zeros((2000, 500, 3), np.uint8), 640, 32, square=True, min_short=704, max_longest=1408
+    )
+    assert out.shape[:2] == (640, 640)
+
+
+def test_max_longest_must_be_a_multiple_of_the_divisor():
+    with pytest.raises(ValueError, match="max_longest"):
+        letterbox(np.zeros((10, 10, 3), np.uint8), 64, 32, max_longest=100)

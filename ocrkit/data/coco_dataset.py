@@ -105,6 +105,8 @@ class CocoDetectionDataset(Dataset):
         square: bool = True,
         augment: AugmentConfig | None = None,
         limit: int = 0,
+        min_short: int = 0,
+        max_longest: int = 0,
     ) -> None:
         self._packed: dict[int, bytes] = {}
         if is_packed(str(ann_file)):  # Parquet shards (`ocrkit data pack`): the pages' bytes stay in memory
@@ -115,6 +117,7 @@ class CocoDetectionDataset(Dataset):
             self.coco = load_coco(ann_file)
         self.ids = sorted(self.coco.getImgIds())[: limit or None]
         self.longest, self.divisor, self.square = longest, divisor, square
+        self.min_short, self.max_longest = min_short, max_longest
         self.augment = build_augment(augment) if augment is not None else None
 
     def __len__(self) -> int:
@@ -180,5 +183,12 @@ class CocoDetectionDataset(Dataset):
             self.augment.set_random_seed(int(torch.randint(2**31 - 1, ())))
             out = self.augment(image=image, bboxes=xyxy, labels=np.zeros(len(xyxy), np.int64))
             image, xyxy = out["image"], np.asarray(out["bboxes"], np.float32).reshape(-1, 4)
-        pixels, geometry = letterbox(image, self.longest, self.divisor, square=self.square)
+        pixels, geometry = letterbox(
+            image,
+            self.longest,
+            self.divisor,
+            self.square,
+            min_short=self.min_short,
+            max_longest=self.max_longest,
+        )
         return {"pixels": pixels, "boxes": xyxy, "geometry": geometry, "image_id": image_id}

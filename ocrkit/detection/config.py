@@ -37,6 +37,10 @@ class DataConfig:
     longest: int = 640  # letterbox size: long side, a multiple of `divisor`
     divisor: int = 32  # D-FINE/RT-DETR feature strides go to 32
     square: bool = True  # pad to longest×longest (fixed-size batches)
+    # page-shaped input only: a narrow page's long side grows until its short side has `min_short` px,
+    # up to `max_longest` (ocrkit.preprocess.page_longest); 0 = every page at `longest`
+    min_short: int = 0
+    max_longest: int = 0
     eval_batch_size: int = 4  # images per forward pass during evaluation (page-shaped input: one)
     augment: AugmentConfig = field(default_factory=AugmentConfig)
 

@@ -41,9 +41,12 @@ class Detector:
         square: bool = True,
         post: PostConfig | None = None,
         batch_size: int = 4,
+        min_short: int = 0,
+        max_longest: int = 0,
     ) -> None:
         self.model = model.eval().to(memory_format=torch.channels_last)
         self.longest, self.divisor, self.square = longest, divisor, square
+        self.min_short, self.max_longest = min_short, max_longest
         self.post = post or PostConfig()
         self.batch_size = batch_size
 
@@ -51,7 +54,14 @@ class Detector:
         results: list[tuple[np.ndarray, np.ndarray]] = []
         for start in range(0, len(images), self.batch_size):
             chunk = [
-                letterbox(im, self.longest, self.divisor, square=self.square)
+                letterbox(
+                    im,
+                    self.longest,
+                    self.divisor,
+                    self.square,
+                    min_short=self.min_short,
+                    max_longest=self.max_longest,
+                )
                 for im in images[start : start + self.batch_size]
             ]
             results += self._detect([c[0] for c in chunk], [c[1] for c in chunk])
@@ -86,4 +96,13 @@ def load_detector(model_dir: str | Path, device: str = "cpu", batch_size: int = 
         model = AutoModelForObjectDetection.from_pretrained(model_dir, use_safetensors=True).to(device)
     except (OSError, ValueError, KeyError, RuntimeError, SafetensorError) as exc:
         raise ModelError(model_dir, f"cannot load the detector ({exc.__class__.__name__}: {exc})") from None
-    return Detector(model, spec.longest, spec.divisor, spec.square, spec.post, batch_size)
+    return Detector(
+        model,
+        spec.longest,
+        spec.divisor,
+        spec.square,
+        spec.post,
+        batch_size,
+        spec.min_short,
+        spec.max_longest,
+    )

@@ -57,7 +57,9 @@ class DetectionTask:
     # -- data -----------------------------------------------------------------------------------
     def _dataset(self, ann_file: str, augment: AugmentConfig | None, limit: int = 0) -> CocoDetectionDataset:
         d = self.cfg.data
-        return CocoDetectionDataset(ann_file, d.longest, d.divisor, d.square, augment, limit)
+        return CocoDetectionDataset(
+            ann_file, d.longest, d.divisor, d.square, augment, limit, d.min_short, d.max_longest
+        )
 
     def train_dataset(self) -> Dataset:
         d = self.cfg.data
@@ -122,4 +124,8 @@ class DetectionTask:
         model.save_pretrained(out_dir, safe_serialization=True)
         d = self.cfg.data
         arch = model.config.model_type
-        write_spec(out_dir, DetectorSpec(d.longest, arch, d.divisor, d.square, replace(self.cfg.post)))
+        post = replace(self.cfg.post)
+        spec = DetectorSpec(
+            d.longest, arch, d.divisor, d.square, post, min_short=d.min_short, max_longest=d.max_longest
+        )
+        write_spec(out_dir, spec)

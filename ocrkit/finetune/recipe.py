@@ -68,6 +68,8 @@ def detector_config(
             "longest": spec.longest,
             "divisor": spec.divisor,
             "square": spec.square,
+            "min_short": spec.min_short,
+            "max_longest": spec.max_longest,
         },
         "post": asdict(spec.post),
         "train": {"out_dir": str(out_dir)},

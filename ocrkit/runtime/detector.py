@@ -21,13 +21,16 @@ class OnnxDetector:
         spec = check_folder(folder, "detector")
         if spec.onnx is None:
             raise ModelError(folder, "not an exported detector folder (run tools/export_onnx.py first)")
-        self.longest, self.divisor, self.square = spec.longest, spec.divisor, spec.square
+        self.spec = spec
         self.session = create_session(folder / spec.onnx, threads, opt_level)
 
     def predict(self, images: list[np.ndarray]) -> list[tuple[np.ndarray, np.ndarray]]:
         results = []
         for image in images:
-            pixels, geometry = letterbox(image, self.longest, self.divisor, square=self.square)
+            s = self.spec
+            pixels, geometry = letterbox(
+                image, s.longest, s.divisor, s.square, min_short=s.min_short, max_longest=s.max_longest
+            )
             inputs = {"pixel_values": detector_input(pixels)[None]}
             boxes, scores = self.session.run(["boxes", "scores"], inputs)
             xyxy = geometry.unmap(boxes)

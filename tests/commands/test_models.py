@@ -45,3 +45,22 @@ def test_an_unknown_model_is_one_line(capsys):
     err = capsys.readouterr().err
     assert err.startswith("ocrkit: error: nope: no such model folder, nor a shipped model (detector, ")
     assert err.count("\n") == 1
+
+
+def test_show_says_when_narrow_pages_get_a_longer_side(tiny_detector_dir, tmp_path, capsys):
+    import shutil
+    from dataclasses import replace
+
+    from ocrkit.model_folder import write_spec
+
+    folder = tmp_path / "narrow"
+    shutil.copytree(tiny_detector_dir, folder)
+    spec = read_spec(folder, "detector")
+    write_spec(folder, replace(spec, longest=256, square=False, min_short=160, max_longest=320))
+    assert main(["models", "show", str(folder), "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)["input"]
+    assert (
+        shown
+        == "RGB page, long side 256 px (a narrow page: up to 320 px, short side at least 160 px), "
+        + (f"padded to multiples of {spec.divisor}")
+    )

@@ -58,3 +58,12 @@ def test_augmented_boxes_still_cover_the_lines(tmp_path):
 def test_missing_annotation_file_names_it(tmp_path):
     with pytest.raises(InputError, match="nope.json"):
         CocoDetectionDataset(tmp_path / "nope.json")
+
+
+def test_training_pages_get_the_narrow_page_long_side(tmp_path):
+    """Training sees a narrow page at the long side inference gives it (ocrkit.preprocess.page_longest)."""
+    ann = make_coco(tmp_path, n_images=1, size=(200, 60))  # short/long 0.3
+    plain = CocoDetectionDataset(ann, longest=128, divisor=32, square=False)
+    narrow = CocoDetectionDataset(ann, longest=128, divisor=32, square=False, min_short=48, max_longest=192)
+    assert max(plain[0]["geometry"].resized_size) == 128
+    assert max(narrow[0]["geometry"].resized_size) == 160  # 48 / 0.3 = 160

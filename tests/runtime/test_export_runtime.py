@@ -277,15 +277,22 @@ def test_onnx_backend_exports_the_default_models_once(
     assert [line.text for line in first.lines] == [line.text for line in torch_page.lines]
 
 
-def test_page_shaped_detector_onnx_matches_torch_at_every_page_shape(tiny_detector_dir, tmp_path):
-    """One graph with dynamic height and width reads pages of any aspect as torch does (NMS inside)."""
+@pytest.mark.parametrize(
+    "min_short,max_longest", [(0, 0), (160, 320)], ids=["long-side", "narrow-pages-longer"]
+)
+def test_page_shaped_detector_onnx_matches_torch_at_every_page_shape(
+    tiny_detector_dir, tmp_path, min_short, max_longest
+):
+    """One graph with dynamic height and width reads pages of any aspect as torch does (NMS inside),
+    with the same long side for each page (narrow pages longer where the settings say so)."""
     import shutil
 
     import onnx
 
     paged = tmp_path / "paged"
     shutil.copytree(tiny_detector_dir, paged)
-    write_spec(paged, replace(read_spec(paged, "detector"), longest=256, square=False))
+    spec = replace(read_spec(paged, "detector"), longest=256, square=False)
+    write_spec(paged, replace(spec, min_short=min_short, max_longest=max_longest))
     export_detector(paged, tmp_path / "onnx")
     dims = onnx.load(str(tmp_path / "onnx" / "detector.onnx")).graph.input[0].type.tensor_type.shape.dim
     assert [d.dim_param for d in dims[2:]] == ["height", "width"]
