@@ -72,6 +72,7 @@ class RecognizerSpec:
     ctc_frames_per_patch: int = 1  # CTC frames each encoder patch emits (ocrkit.decode.ctc.CtcHead)
     decoder_max_chars: int | None = None  # attention decoding: longer CTC readings are kept (decode.routing)
     decoder_gate: float | None = None  # attention decoding: lines this sure in every CTC frame keep CTC's
+    min_confidence: float | None = None  # pages: lines read less sure than this are dropped (None: none)
     extra: dict[str, Any] = field(default_factory=dict)
     format_version: int = FORMAT_VERSION
 

@@ -19,6 +19,7 @@ from ocrkit.errors import InputError, OcrkitError
 from ocrkit.inputs import collect_inputs
 from ocrkit.io import PageSource, load_page
 from ocrkit.line_crops import crop_lines
+from ocrkit.model_folder import read_spec
 from ocrkit.reading_order import reading_order
 
 BACKENDS = ("torch", "onnx")
@@ -51,14 +52,21 @@ class OCR:
         batch_size: int = BATCH_SIZE,
         threads: int | None = None,
         decoding: str | None = None,
+        min_confidence: float | None = None,
     ) -> None:
-        """`decoding` (attention | ctc | joint) overrides the recognizer folder's own choice."""
+        """`decoding` (attention | ctc | joint) overrides the recognizer folder's own choice, and
+        `min_confidence` its `min_confidence` (0: keep every line read)."""
         if batch_size < 1:
             raise ValueError(f"batch_size must be 1 or more, got {batch_size}")
+        if min_confidence is not None and not 0.0 <= min_confidence < 1.0:
+            raise ValueError(f"min_confidence must be in [0, 1), got {min_confidence}")
         if backend not in BACKENDS:
             raise OcrkitError(f"unknown backend {backend!r} ({' | '.join(BACKENDS)})")
         det_dir, rec_dir = zoo.resolve(det_model, "detector"), zoo.resolve(rec_model, "recognizer")
         self.batch_size = batch_size
+        if min_confidence is None:
+            min_confidence = read_spec(rec_dir, "recognizer").min_confidence or 0.0
+        self.min_confidence = min_confidence
         if backend == "torch":
             import torch
 
@@ -158,14 +166,18 @@ class OCR:
         """Several pages at once: each is detected on its own, then the lines of all of them are read
         together, so same-shape batches fill up across pages (a receipt alone has few lines per shape).
         Boxes read as empty text are dropped: a box read as nothing is a false detection (speck, rule,
-        stamp), since the recognizer is trained to read such crops as "" (synthetic blank crops).
+        stamp), since the recognizer is trained to read such crops as "" (synthetic blank crops). So are
+        lines read less sure than `min_confidence`: a false box the recognizer does read as text (a
+        dashed rule read as a line of words) is read unsure.
         A page's `seconds` is its detection time plus its share (by line count) of the recognition time."""
         found = [
             self.detect(image, name, page) for image, name, page in zip(images, names, pages, strict=True)
         ]
         self._read_lines(images, found)
         for page in found:
-            page.lines = [line for line in page.lines if line.text.strip()]
+            page.lines = [
+                line for line in page.lines if line.text.strip() and line.rec_score >= self.min_confidence
+            ]
         return found
 
     def _read_lines(self, images: Sequence[np.ndarray], found: list[Page]) -> None:

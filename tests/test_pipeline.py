@@ -78,6 +78,43 @@ def test_boxes_read_as_nothing_are_dropped(tiny_detector_dir, tiny_recognizer_di
     np.testing.assert_allclose([x.bbox for x in kept.lines], [x.bbox for x in every.lines[1::2]])
 
 
+def test_lines_read_unsure_are_dropped_at_the_recognizers_min_confidence(
+    tmp_path, tiny_detector_dir, tiny_recognizer_dir
+):
+    # a false box the recognizer reads as words (a dashed rule) is read unsure; the folder's setting,
+    # or the caller's, drops such lines and keeps the others as they were
+    import shutil
+    from dataclasses import replace
+
+    from ocrkit.model_folder import read_spec, write_spec
+
+    image = page_image(seed=4)
+
+    def unsure_even_lines(ocr):
+        recognize = ocr.recognizer.recognize
+
+        def read(crops, batch_size):
+            return [
+                ("words", 0.3) if i % 2 == 0 else (t, 0.9)
+                for i, (t, _) in enumerate(recognize(crops, batch_size))
+            ]
+
+        ocr.recognizer.recognize = read
+        return ocr.read(image, name="p")
+
+    every = unsure_even_lines(OCR(tiny_detector_dir, tiny_recognizer_dir))
+    assert len(every.lines) >= 2 and [x.rec_score for x in every.lines[:2]] == [0.3, 0.9]
+    rec = tmp_path / "rec"
+    shutil.copytree(tiny_recognizer_dir, rec)
+    write_spec(rec, replace(read_spec(rec, "recognizer"), min_confidence=0.5))
+    kept = unsure_even_lines(OCR(tiny_detector_dir, rec))
+    assert [x.text for x in kept.lines] == [x.text for x in every.lines[1::2]]
+    np.testing.assert_allclose([x.bbox for x in kept.lines], [x.bbox for x in every.lines[1::2]])
+    assert len(unsure_even_lines(OCR(tiny_detector_dir, rec, min_confidence=0.0)).lines) == len(every.lines)
+    with pytest.raises(ValueError, match="min_confidence"):
+        OCR(tiny_detector_dir, rec, min_confidence=1.0)
+
+
 def test_a_page_that_fails_in_a_batch_is_named_and_the_others_are_read(
     tmp_path, tiny_detector_dir, tiny_recognizer_dir
 ):

@@ -74,6 +74,17 @@ def positive_float(text: str) -> float:
     return value
 
 
+def probability(text: str) -> float:
+    """argparse type: a number in [0, 1) (a confidence below which something is dropped)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not 0.0 <= value < 1.0:
+        raise argparse.ArgumentTypeError(f"must be at least 0 and below 1, got {text}")
+    return value
+
+
 def add_model_options(
     parser: argparse.ArgumentParser,
     *,
@@ -109,6 +120,14 @@ def add_model_options(
             choices=DECODINGS,
             help="override the decoder the recognizer's settings choose",
         )
+    if detector and recognizer:
+        g.add_argument(
+            "--min-confidence",
+            type=probability,
+            metavar="P",
+            help="drop lines read less sure than this (0 keeps every line); "
+            "default: the `min_confidence` of the recognizer folder's ocrkit.json (none: 0)",
+        )
     if backend:
         g.add_argument(
             "--backend",
@@ -140,5 +159,14 @@ def add_model_options(
 
 def ocr_options(args: argparse.Namespace) -> dict[str, Any]:
     """The keyword arguments of ocrkit.pipeline.OCR that the model options in `args` ask for."""
-    names = ("det_model", "rec_model", "backend", "device", "batch_size", "threads", "decoding")
+    names = (
+        "det_model",
+        "rec_model",
+        "backend",
+        "device",
+        "batch_size",
+        "threads",
+        "decoding",
+        "min_confidence",
+    )
     return {name: getattr(args, name) for name in names}

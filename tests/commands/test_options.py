@@ -37,7 +37,9 @@ def test_every_argument_of_every_command_has_help():
     assert len(COMMANDS) >= 10 and missing == []
 
 
-@pytest.mark.parametrize("option", ["--batch-size", "--threads", "--backend", "--device", "--rec-model"])
+@pytest.mark.parametrize(
+    "option", ["--batch-size", "--threads", "--backend", "--device", "--rec-model", "--min-confidence"]
+)
 def test_a_shared_option_is_the_same_in_every_command(option):
     seen = {
         name: (action.default, action.type, action.choices, action.help)
@@ -52,7 +54,7 @@ def test_commands_default_to_what_the_library_does():
     library = inspect.signature(OCR).parameters
     for argv in (["infer", "x.png"], ["serve"]):
         args = build_parser().parse_args(argv)
-        for name in ("backend", "device", "batch_size"):
+        for name in ("backend", "device", "batch_size", "min_confidence"):
             assert getattr(args, name) == library[name].default, (argv, name)
     infer = build_parser().parse_args(["infer", "x.png"])
     assert infer.pages_per_batch == inspect.signature(OCR.read_many).parameters["pages_per_batch"].default
@@ -72,7 +74,13 @@ def test_version(capsys):
 
 @pytest.mark.parametrize(
     "argv",
-    [["serve", "--port", "70000"], ["serve", "--queue", "-1"], ["recognize", "x.png", "--batch-size", "0"]],
+    [
+        ["serve", "--port", "70000"],
+        ["serve", "--queue", "-1"],
+        ["recognize", "x.png", "--batch-size", "0"],
+        ["infer", "x.png", "--min-confidence", "1"],
+        ["infer", "x.png", "--min-confidence", "high"],
+    ],
 )
 def test_bad_values_are_one_error_line(argv, capsys):
     assert main(argv) == 2
