@@ -125,7 +125,8 @@ def test_raising_the_threshold_afterwards_equals_detecting_with_it():
 
 @pytest.mark.slow
 def test_evaluate_pages_with_ground_truth_boxes(tmp_path, tiny_detector_dir, tiny_recognizer_dir):
-    """--gt-boxes reads exactly the annotated boxes: detection scores are perfect, CER is the recognizer's."""
+    """--gt-boxes reads exactly the annotated boxes: detection scores are perfect, CER is the recognizer's;
+    boxes given are all kept, however unsure their reading (--min-confidence drops detected lines only)."""
     gt = write_coco(tmp_path)
     (tmp_path / "images").mkdir()
     Image.new("RGB", (400, 200), "white").save(tmp_path / "images" / "p1.jpg")
@@ -133,7 +134,9 @@ def test_evaluate_pages_with_ground_truth_boxes(tmp_path, tiny_detector_dir, tin
     script = REPO / "tools" / "evaluate.py"
     cmd = [sys.executable, str(script), "pages", "--gt", str(gt), "--gt-boxes", "--json", str(out)]
     models = ["--det-model", str(tiny_detector_dir), "--rec-model", str(tiny_recognizer_dir)]
-    res = subprocess.run(cmd + models, capture_output=True, text=True, timeout=300)
+    res = subprocess.run(
+        cmd + models + ["--min-confidence", "0.99"], capture_output=True, text=True, timeout=300
+    )
     assert res.returncode == 0, res.stderr
     (row,) = json.loads(out.read_text()).values()
     assert row["precision"] == row["recall"] == row["f1"] == 1.0 and 0.0 < row["cer"]

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ocrkit.commands.options import Parser
+from ocrkit.commands.options import Parser, probability
 from ocrkit.data.manifest import read_jsonl
 from ocrkit.decode.ctc import DECODINGS
 from ocrkit.evaluation import (
@@ -61,7 +61,12 @@ def run_ocrkit(coco_path: Path, args: argparse.Namespace) -> dict:
     from ocrkit.pipeline import OCR
 
     ocr = OCR(
-        args.det_model, args.rec_model, backend=args.backend, threads=args.threads, decoding=args.decoding
+        args.det_model,
+        args.rec_model,
+        backend=args.backend,
+        threads=args.threads,
+        decoding=args.decoding,
+        min_confidence=args.min_confidence,
     )
     save = Path(args.save_pred) / subset_name(coco_path) if args.save_pred else None
     return read_coco_pages(ocr, coco_path, gt_boxes=args.gt_boxes, save_pred=save)
@@ -176,6 +181,11 @@ def main() -> int:
     p.add_argument("--rec-model")
     p.add_argument("--backend", default="torch", choices=("torch", "onnx"))
     p.add_argument("--decoding", choices=DECODINGS, help="override the recognizer's own decoding")
+    p.add_argument(
+        "--min-confidence",
+        type=probability,
+        help="drop lines read less sure than this (0 keeps every line); default: the recognizer's setting",
+    )
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--save-pred", help="with no --pred: also write ocrkit's page JSON here")
     p.add_argument("--json", help="write the results table as JSON")
