@@ -174,6 +174,12 @@ def _image_stem(name: str) -> str:
     return Path(name).stem if Path(name).suffix.lower() in IMAGE_SUFFIXES else name
 
 
+def drop_unsure(page: Page, min_confidence: float) -> Page:
+    """The page without the lines read less sure than `min_confidence`, as `OCR(min_confidence=)` drops
+    them: one reading that keeps every line scores every cut."""
+    return replace(page, lines=[line for line in page.lines if line.rec_score >= min_confidence])
+
+
 def drop_unconfident(page: Page, min_det_score: float) -> Page:
     """The page without the lines the detector scored below `min_det_score`.
 

@@ -37,6 +37,7 @@ def model_scores(runs: dict) -> dict:
             "threads": run.get("threads"),
             "synthetic_items": run.get("synthetic"),
             "decoding": run.get("decoding"),
+            "min_confidence": run.get("min_confidence"),
             "before": _clean(evals[0]) if evals else None,
             "after": _clean(kept_eval(run)) if evals else None,
         }
@@ -125,6 +126,13 @@ def markdown(report: dict, card: str) -> str:
     decoding = report["models"].get("recognizer", {}).get("decoding")
     if decoding:
         lines += ["", f"The fine-tuned recognizer reads with {decoding} decoding, the best at its kept step."]
+    cut = report["models"].get("recognizer", {}).get("min_confidence")
+    if cut is not None:
+        lines += [
+            "",
+            f"Pages drop the lines it reads less sure than {cut} (`min_confidence`), the cut with the lowest "
+            "page CER on the validation pages above (0 keeps every line).",
+        ]
     lines += [
         "",
         f"Training plan: {'side by side' if plan['side_by_side'] else 'one after the other'}, "

@@ -134,15 +134,23 @@ def train(req: TrainRequest) -> dict:
     for kind, run in runs.items():
         finals[kind] = ship_best(kind, run, req.out / kind)
         outputs[kind] = str(finals[kind])
-    if req.export:
-        outputs.update(export_models({k: finals[k] for k in runs}, req.out / "onnx"))
 
     after = None
     if report_pages is not None:
-        from ocrkit.finetune.scoring import score_pair
+        from ocrkit.finetune.scoring import score_pair, score_pair_choosing_cut
 
-        after = score_pair(finals["detector"], finals["recognizer"], report_pages, reading)
+        if "recognizer" in runs:  # before the export, which copies the folder's settings
+            cut, after = score_pair_choosing_cut(
+                finals["detector"], finals["recognizer"], report_pages, reading
+            )
+            set_min_confidence(finals["recognizer"], cut)
+            runs["recognizer"]["min_confidence"] = cut
+            say(f"recognizer: pages drop lines read less sure than {cut} (lowest page CER on these pages)")
+        else:
+            after = score_pair(finals["detector"], finals["recognizer"], report_pages, reading)
         say(f"fine-tuned pair on the same {after['pages']} pages: " + _pair_line(after))
+    if req.export:
+        outputs.update(export_models({k: finals[k] for k in runs}, req.out / "onnx"))
 
     from ocrkit.finetune.report import write_report
 
@@ -289,6 +297,14 @@ def render_synthetic(job: Job) -> None:
     make(job.synth_dir, job.synth, seed=job.seed + 7, progress=False)
     what = "pages" if job.kind == "detector" else "lines"
     say(f"{job.kind}: {job.synth} synthetic {what} rendered in {time.time() - t:.0f} s")
+
+
+def set_min_confidence(folder: Path, cut: float) -> None:
+    """Write the chosen cut into a recognizer folder's settings (0: none, every line kept)."""
+    from ocrkit.model_folder import read_spec, with_settings, write_spec
+
+    spec = read_spec(folder, "recognizer")
+    write_spec(folder, with_settings(spec, {"min_confidence": cut or None}, folder))
 
 
 def ship_best(kind: Model, run: dict, dst: Path) -> Path:

@@ -17,6 +17,8 @@ from ocrkit.errors import OcrkitError
 from ocrkit.finetune.data import Provenance, import_user_data, split_files
 from ocrkit.finetune.recipe import detector_config, load_recipe, recognizer_config
 from ocrkit.finetune.run import check_out_dir
+from ocrkit.finetune.scoring import CONFIDENCE_CUTS
+from ocrkit.model_folder import read_spec
 
 
 @pytest.fixture(autouse=True)
@@ -124,6 +126,10 @@ def test_train_end_to_end_in_one_minute(tmp_path, capfd):
     for kind, metric in (("detector", "f1"), ("recognizer", "cer")):
         model = report["models"][kind]
         assert model["before"]["step"] == 0 and metric in model["after"] and model["steps"] >= 2
+    cut = report["models"]["recognizer"]["min_confidence"]
+    assert cut in CONFIDENCE_CUTS
+    for folder in (out / "recognizer", out / "onnx" / "recognizer"):  # chosen before the export
+        assert read_spec(folder, "recognizer").min_confidence == (cut or None)
     md = (out / "REPORT.md").read_text()
     assert "| before (start models) |" in md and "| after (fine-tuned) |" in md and "| gt | gt |" in md
     assert (out / "learning_curves.png").read_bytes()[:4] == b"\x89PNG"
