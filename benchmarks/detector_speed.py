@@ -23,7 +23,7 @@ from pathlib import Path
 from ocrkit.export.detector import export_detector
 from ocrkit.io import IMAGE_SUFFIXES, load_image
 from ocrkit.model_folder import read_spec
-from ocrkit.preprocess import padded_size, page_longest
+from ocrkit.preprocess import padded_size
 from ocrkit.runtime.detector import OnnxDetector
 
 
@@ -65,17 +65,7 @@ def main() -> None:
         shape = (
             f"{spec.longest}x{spec.longest}"
             if spec.square
-            else "x".join(
-                map(
-                    str,
-                    padded_size(
-                        h,
-                        w,
-                        page_longest(h, w, spec.longest, spec.divisor, spec.min_short, spec.max_longest),
-                        spec.divisor,
-                    ),
-                )
-            )
+            else "x".join(map(str, padded_size(h, w, spec.input_side(h, w), spec.divisor)))
         )
         every = [s for times in rounds for s in times]
         spread = " / ".join(f"{statistics.median(times):.3f}" for times in rounds)

@@ -29,6 +29,7 @@ from ocrkit.errors import ModelError
 from ocrkit.line_preprocess import LinePreprocess
 from ocrkit.outputs import write_atomic
 from ocrkit.postprocess import PostConfig
+from ocrkit.preprocess import page_longest
 
 SETTINGS_NAME = "ocrkit.json"
 CTC_HEAD_FILE = "ctc_head.safetensors"
@@ -54,6 +55,12 @@ class DetectorSpec:
     max_longest: int = 0  # ... up to this long side (ocrkit.preprocess.page_longest); 0 = off
     extra: dict[str, Any] = field(default_factory=dict)  # keys this version does not know, kept as read
     format_version: int = FORMAT_VERSION  # of the file it was read from
+
+    def input_side(self, height: int, width: int) -> int:
+        """The long side a page of this size has at the detector's input (what `letterbox` scales to)."""
+        if self.square:
+            return self.longest
+        return page_longest(height, width, self.longest, self.divisor, self.min_short, self.max_longest)
 
 
 @dataclass(frozen=True)

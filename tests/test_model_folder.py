@@ -186,3 +186,8 @@ def test_with_settings_replaces_flat_settings_and_refuses_unknown_ones(tmp_path)
     with pytest.raises(ModelError, match="joint_gate must be float or null"):
         with_settings(RECOGNIZER, {"joint_gate": "high"}, tmp_path)
     assert "score_threshold" in setting_names(DETECTOR) and "task" not in setting_names(DETECTOR)
+
+
+def test_input_side_is_the_long_side_letterbox_scales_a_page_to():
+    assert DETECTOR.input_side(2000, 800) == 960  # a square input ignores the page's shape
+    assert NARROW_PAGES.input_side(2000, 800) == 1408 and NARROW_PAGES.input_side(2000, 1400) == 1280

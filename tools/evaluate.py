@@ -114,7 +114,6 @@ def cmd_misses(args: argparse.Namespace) -> int:
     from ocrkit.evaluation import load_coco
     from ocrkit.io import load_image
     from ocrkit.model_folder import read_spec
-    from ocrkit.preprocess import page_longest
 
     torch.set_num_threads(args.threads)
     det_dir = zoo.resolve(args.det_model, "detector")
@@ -127,13 +126,7 @@ def cmd_misses(args: argparse.Namespace) -> int:
             anns = coco.loadAnns(coco.getAnnIds(imgIds=[image["id"]]))
             gt = B.xywh_to_xyxy(np.array([a["bbox"] for a in anns], np.float32).reshape(-1, 4))
             ((pred, _),) = detector.predict([pixels])
-            h, w = pixels.shape[:2]
-            side = (
-                spec.longest
-                if spec.square
-                else page_longest(h, w, spec.longest, spec.divisor, spec.min_short, spec.max_longest)
-            )
-            hits = counts.add_page(gt, pred, side / max(h, w))
+            hits = counts.add_page(gt, pred, spec.input_side(*pixels.shape[:2]) / max(pixels.shape[:2]))
             # pixels are not kept: only the pages drawn are read again
             worst.append((int((~hits).sum()), image["file_name"], gt, hits, pred))
         results[subset_name(coco_path)] = counts.summary()
