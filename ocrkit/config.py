@@ -3,6 +3,11 @@
 A config file may name base files under `include:` (paths relative to it); later files and then
 `--set key.sub=value` overrides win. Every key must exist in the dataclass schema: a typo is an
 error naming the key, never a silently ignored setting.
+
+A schema may name the settings of the model folder a run starts from (`start_folder_settings`): those
+replace what the included base files say, and only the named file itself or a `--set` overrides them, so
+a config that fine-tunes a shipped folder keeps its architecture and reading settings unless it sets
+them on purpose.
 """
 
 from __future__ import annotations
@@ -32,8 +37,9 @@ def _deep_merge(base: dict, top: dict) -> dict:
     return out
 
 
-def read_yaml(path: str | Path) -> dict:
-    """Read a YAML file, resolving `include:` (a path or a list of paths) recursively."""
+def read_yaml(path: str | Path, includes: bool = True) -> dict:
+    """Read a YAML file, resolving `include:` (a path or a list of paths) recursively, or (`includes`
+    false) only the file's own keys."""
     path = Path(path)
     if not path.is_file():
         raise ConfigError(f"{path}: config file not found")
@@ -43,9 +49,11 @@ def read_yaml(path: str | Path) -> dict:
         raise ConfigError(f"{path}: invalid YAML ({exc.__class__.__name__})") from exc
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: top level must be a mapping")
-    includes = data.pop("include", []) or []
+    named = data.pop("include", []) or []
+    if not includes:
+        return data
     merged: dict = {}
-    for inc in [includes] if isinstance(includes, str) else includes:
+    for inc in [named] if isinstance(named, str) else named:
         merged = _deep_merge(merged, read_yaml(path.parent / inc))
     return _deep_merge(merged, data)
 
@@ -117,8 +125,14 @@ def from_dict(schema: type[T], data: dict | None, prefix: str = "") -> T:
 
 def load_config(schema: type[T], path: str | Path | None, overrides: list[str] | None = None) -> T:
     """Read YAML (with includes), apply `--set` overrides, validate against `schema`."""
-    data = read_yaml(path) if path else {}
-    return from_dict(schema, apply_overrides(data, overrides or []))
+    data = apply_overrides(read_yaml(path) if path else {}, overrides or [])
+    inherit = getattr(schema, "start_folder_settings", None)
+    if inherit is not None:
+        inherited = inherit(data)
+        if inherited:
+            explicit = apply_overrides(read_yaml(path, includes=False) if path else {}, overrides or [])
+            data = _deep_merge(_deep_merge(data, inherited), explicit)
+    return from_dict(schema, data)
 
 
 def to_dict(config: Any) -> dict:

@@ -1,6 +1,7 @@
 from dataclasses import dataclass, field
 
 import pytest
+from fixtures import REPO
 
 from ocrkit.config import ConfigError, load_config
 from ocrkit.engine.settings import TrainSettings
@@ -39,3 +40,30 @@ def test_type_errors_and_missing_file(tmp_path):
         load_config(Cfg, None, ["train.steps=lots"])
     with pytest.raises(ConfigError, match="not found"):
         load_config(Cfg, tmp_path / "nope.yaml")
+
+
+def test_a_fine_tune_keeps_the_start_folders_settings_unless_its_own_file_sets_them(tmp_path):
+    """Base files give defaults a start folder replaces; the named file and --set still win."""
+    import json
+    import shutil
+
+    from ocrkit.recognition.config import RecognizerConfig
+
+    start = tmp_path / "start"
+    shutil.copytree(REPO / "ocrkit" / "models" / "recognizer", start)
+    settings = json.loads((start / "ocrkit.json").read_text())
+    (tmp_path / "base.yaml").write_text(
+        "model: {ctc_weight: 0.5, ctc_frames_per_patch: 1, decoding: joint}\ndata: {longest: 1024}\n"
+    )
+    (tmp_path / "run.yaml").write_text(f"include: base.yaml\nmodel: {{pretrained: {start}}}\n")
+    config = load_config(RecognizerConfig, tmp_path / "run.yaml")
+    assert config.model.ctc_frames_per_patch == settings["ctc_frames_per_patch"] == 2
+    assert config.model.decoding == settings["decoding"]
+    assert config.data.longest == settings["longest"]
+    assert config.model.decoder_gate == settings["decoder_gate"]
+    (tmp_path / "own.yaml").write_text(
+        f"include: base.yaml\nmodel: {{pretrained: {start}}}\ndata: {{longest: 512}}\n"
+    )
+    config = load_config(RecognizerConfig, tmp_path / "own.yaml", ["model.decoding=ctc"])
+    assert config.data.longest == 512 and config.model.decoding == "ctc"
+    assert config.model.ctc_frames_per_patch == 2

@@ -16,6 +16,7 @@ import numpy as np
 from PIL import Image
 from torch.utils.data import Dataset
 
+from ocrkit.data.framing import frame_line
 from ocrkit.data.manifest import read_manifest
 from ocrkit.data.mixing import mixture, parse_sources
 from ocrkit.data.packed import decode_image, is_packed, read_packed_lines
@@ -105,9 +106,11 @@ class LinesDataset(Dataset):
         epoch_lines: int = 0,
         glue_share: float = 0.0,
         box_jitter: float = 0.0,
+        frame_share: float = 0.0,
     ) -> None:
         self.manifest = manifest
         self.box_jitter = box_jitter if augment else 0.0
+        self.frame_share = frame_share if augment else 0.0
         self.records = read_line_sources(
             manifest if isinstance(manifest, list) else str(manifest), epoch_lines
         )
@@ -129,10 +132,13 @@ class LinesDataset(Dataset):
 
     def __getitem__(self, index: int) -> dict[str, Any]:
         rec = self.records[index]
-        parts = rec.get("parts")
-        image = _pixels(rec) if parts is None else glue_images([_pixels(p) for p in parts])
+        image = _record_pixels(rec)
         if self.box_jitter > 0:
             image = jitter_edges(image, self.box_jitter)
+        if self.frame_share > 0 and np.random.random() < self.frame_share:
+            rng = np.random.default_rng(np.random.randint(2**31))
+            above, below = (_record_pixels(self.records[i]) for i in rng.integers(0, len(self.records), 2))
+            image = frame_line(image, above, below, rng)
         if self.augment is not None:
             image = self.augment(image=image)["image"]
         return {
@@ -217,6 +223,11 @@ def _paper(images: list[np.ndarray]) -> int:
 
 def _gap(height: int) -> int:
     return max(2, height // 2)
+
+
+def _record_pixels(rec: dict[str, Any]) -> np.ndarray:
+    parts = rec.get("parts")
+    return _pixels(rec) if parts is None else glue_images([_pixels(p) for p in parts])
 
 
 def _pixels(rec: dict[str, Any]) -> np.ndarray:

@@ -3,11 +3,26 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from ocrkit.config import ConfigError
 from ocrkit.decode.ctc import DECODINGS, Decoding
 from ocrkit.decode.joint import CTC_ALTERNATIVES
 from ocrkit.engine.settings import TrainSettings
+from ocrkit.model_folder import SETTINGS_NAME, read_spec
+
+# start-folder settings a fine-tune keeps unless its config sets them (RecognizerConfig.start_folder_settings)
+START_MODEL_KEYS = (
+    "size",
+    "max_target_length",
+    "decoding",
+    "joint_ctc_weight",
+    "joint_gate",
+    "joint_alternatives",
+    "decoder_max_chars",
+    "decoder_gate",
+)
+HEAD_KEYS = ("decoding", "joint_gate", "decoder_max_chars", "decoder_gate")  # need a CTC head
 
 
 @dataclass
@@ -84,6 +99,7 @@ class DataConfig:
     augment: bool = True  # light scan-like augmentation of training crops
     scan_augment: float = 0.0  # with augment: share of crops that also get stretch/stroke/fade/warp
     box_jitter: float = 0.0  # with augment: sd, in line heights, of a random shift of each crop edge
+    frame_share: float = 0.0  # with augment: share of crops given blank margins or neighbour lines' edges
     bucketing: bool = True  # aspect-ratio bucketing batch sampler (False = plain shuffled batches)
     longest: int = 512  # letterbox: long side → this (multiple of 16); also the ViT position grid side
     max_height: int = 64  # cap on the scaled line height (short words not blown up); 0 = off
@@ -97,6 +113,8 @@ class DataConfig:
             raise ConfigError(f"data.scan_augment: expected a share in 0..1, got {self.scan_augment}")
         if not 0.0 <= self.box_jitter <= 0.4:
             raise ConfigError(f"data.box_jitter: expected 0..0.4 line heights, got {self.box_jitter}")
+        if not 0.0 <= self.frame_share <= 1.0:
+            raise ConfigError(f"data.frame_share: expected a share in 0..1, got {self.frame_share}")
 
 
 @dataclass
@@ -104,3 +122,27 @@ class RecognizerConfig:
     model: ModelConfig = field(default_factory=ModelConfig)
     data: DataConfig = field(default_factory=DataConfig)
     train: TrainSettings = field(default_factory=TrainSettings)
+
+    @staticmethod
+    def start_folder_settings(raw: dict) -> dict:
+        """Architecture, geometry and reading settings of the ocrkit folder `model.pretrained` names
+        ({} for a hub id or a folder without ocrkit settings): a fine-tune keeps them (ocrkit.config)."""
+        start = (raw.get("model") or {}).get("pretrained") or ""
+        if not start or not (Path(start) / SETTINGS_NAME).is_file():
+            return {}
+        spec = read_spec(start, "recognizer")
+        has_head = (Path(start) / spec.ctc_head).is_file()
+        values = {k: getattr(spec, k) for k in START_MODEL_KEYS}
+        model = {k: getattr(v, "value", v) for k, v in values.items() if v is not None}
+        if has_head:
+            model["ctc_frames_per_patch"] = spec.ctc_frames_per_patch
+        else:
+            model = {k: v for k, v in model.items() if k not in HEAD_KEYS}
+        p = spec.preprocess
+        data = {
+            "longest": p.longest,
+            "max_height": p.max_height,
+            "grayscale": p.grayscale,
+            "pad_value": p.pad_value,
+        }
+        return {"model": model, "data": data}

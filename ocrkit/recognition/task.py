@@ -101,6 +101,7 @@ class RecognitionTask:
             epoch_lines=self.config.data.epoch_lines,
             glue_share=self.config.data.glue_share,
             box_jitter=self.config.data.box_jitter,
+            frame_share=self.config.data.frame_share,
         )
         unknown, lines = unknown_characters((r["text"] for r in dataset.records), self.tokenizer)
         if unknown:

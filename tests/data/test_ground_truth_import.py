@@ -205,6 +205,15 @@ def test_ligatures_and_fraktur_hyphens_become_letters_and_other_private_use_line
     assert rules.apply("Ita\ue8bf") == (None, "private-use character without a plain reading (U+E8BF)")
 
 
+def test_raised_abbreviation_letters_read_plain_and_characters_the_tokenizer_lacks_drop_the_line():
+    rules = TextRules()
+    assert rules.apply("M\u02b3 Dupont, 2\u1d49 étage") == ("Mr Dupont, 2e étage", None)
+    # decomposed accents are composed first (NFC), so they are readable
+    assert rules.apply("e\u0301te\u0301") == ("été", None)
+    assert rules.apply("q\u0303 \u204a alia") == (None, "character outside the tokenizer (U+0303)")
+    assert rules.apply("λόγος") == (None, "character outside the tokenizer (U+03BB)")
+
+
 @pytest.mark.slow
 def test_cli_import_and_prepare_with_a_sources_file(tmp_path):
     clones = tmp_path / "clones"

@@ -44,6 +44,15 @@ UNICODE_READINGS: dict[str, str] = {
     "\ufb05": "ſt",
     "\ufb06": "st",
     "\ua75b": "r",  # ꝛ r rotunda
+    # modifier (superscript) letters of abbreviations printed raised, "Mʳ", "Mᵉ", "Sᵗ": the letters
+    "\u02b3": "r",
+    "\u02e2": "s",
+    "\u1d49": "e",
+    "\u1d4d": "g",
+    "\u1d57": "t",
+    "\u1d58": "u",
+    "\u207f": "n",
+    "\u1d52": "o",
 }
 
 _PRIVATE_USE = re.compile("[\ue000-\uf8ff]")

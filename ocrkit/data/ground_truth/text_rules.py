@@ -12,13 +12,17 @@ import re
 import unicodedata
 from dataclasses import dataclass, field
 
-from ocrkit.data.ground_truth.plain_readings import plain_text
+from ocrkit.charset import DEFAULT_CHARSET
+from ocrkit.data.ground_truth.plain_readings import E_ABOVE, plain_text
 
 # Editorial markup seen in public ground truth that no printed page shows as such.
 DEFAULT_MARKUP = r"[⟦⟧]"
 _SPACES = re.compile(r"\s+")
 # control characters left after whitespace is collapsed (NUL, DEL, C1): no page prints them
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+# what the tokenizer can write: a line with anything else would teach the model to write nothing there
+# (an unknown token, which decoding drops), e.g. the abbreviation signs of early modern print "q̃", "⁊"
+_READABLE = frozenset(DEFAULT_CHARSET + E_ABOVE)
 
 
 @dataclass
@@ -56,6 +60,9 @@ class TextRules:
             return None, "control characters in the text"
         if not text:
             return None, "empty text"
+        unreadable = next((ch for ch in text if ch not in _READABLE), None)
+        if unreadable is not None:
+            return None, f"character outside the tokenizer (U+{ord(unreadable):04X})"
         return text, None
 
 
