@@ -83,17 +83,27 @@ def nms(boxes: np.ndarray, scores: np.ndarray, iou_threshold: float) -> np.ndarr
     return np.asarray(keep, dtype=np.int64)
 
 
-def suppress_contained(boxes: np.ndarray, scores: np.ndarray, threshold: float = 0.8) -> np.ndarray:
-    """Drop boxes whose area lies mostly (≥ threshold) inside any higher-scoring box.
+# a container at most this many times as tall as the box inside it holds the same line (suppress_contained)
+SAME_LINE_HEIGHT = 1.5
 
-    DETR-style detectors emit a word-box inside its line-box with a lower score; IoU-NMS misses these
-    because the IoU of a small box inside a large one is low. Applied after NMS, and written without a
-    sequential loop so the ONNX graph computes exactly the same thing. Returns kept indices by
-    decreasing score.
+
+def suppress_contained(boxes: np.ndarray, scores: np.ndarray, threshold: float = 0.8) -> np.ndarray:
+    """Drop boxes whose area lies mostly (≥ threshold) inside a higher-scoring box, or inside a larger box
+    of the same line (at most SAME_LINE_HEIGHT times as tall), whatever their scores.
+
+    DETR-style detectors emit a word-box inside its line-box; IoU-NMS misses these because the IoU of a
+    small box inside a large one is low. When the word scores higher than its line ("Slip N" inside
+    "Slip No.: 8020178502" on a receipt), the line would otherwise be read twice. A taller container
+    (a paragraph box) drops only lower-scoring boxes, so real lines inside a false block survive.
+    Applied after NMS, and written without a sequential loop so the ONNX graph computes exactly the same
+    thing. Returns kept indices by decreasing score.
     """
     boxes = np.asarray(boxes, dtype=np.float32).reshape(-1, 4)
     order = np.argsort(-np.asarray(scores, dtype=np.float32), kind="stable")
     ranked = boxes[order]
-    inside = intersection(ranked, ranked) / np.maximum(area(ranked), 1e-12)[:, None]
+    areas = area(ranked)
+    inside = intersection(ranked, ranked) / np.maximum(areas, 1e-12)[:, None]
     higher = np.tril(np.ones((len(ranked), len(ranked)), dtype=bool), k=-1)  # column j ranks above row i
-    return order[~((inside >= threshold) & higher).any(axis=1)].astype(np.int64)
+    heights = ranked[:, 3] - ranked[:, 1]
+    same_line = (heights[None, :] <= SAME_LINE_HEIGHT * heights[:, None]) & (areas[None, :] > areas[:, None])
+    return order[~((inside >= threshold) & (higher | same_line)).any(axis=1)].astype(np.int64)

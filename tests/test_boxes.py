@@ -46,9 +46,22 @@ def test_suppress_contained_drops_nested_duplicates():
     s = np.array([0.9, 0.6, 0.8], np.float32)
     assert B.iou(b[:1], b[1:2])[0, 0] < 0.5  # IoU-NMS alone would keep it
     assert sorted(B.suppress_contained(b, s, 0.8).tolist()) == [0, 2]
-    # a higher-scoring small box is kept, and the big one too (it is not inside the small one)
+    # a higher-scoring word inside its own line's box goes too: the line would be read twice
     s2 = np.array([0.5, 0.9, 0.8], np.float32)
-    assert sorted(B.suppress_contained(b, s2, 0.8).tolist()) == [0, 1, 2]
+    assert sorted(B.suppress_contained(b, s2, 0.8).tolist()) == [0, 2]
+
+
+def test_a_taller_block_drops_only_lower_scoring_boxes_inside_it():
+    block = [10, 10, 400, 130]  # a false paragraph box over three lines
+    lines = [[10, 10, 400, 40], [10, 50, 400, 80], [10, 95, 400, 125]]
+    b = np.array([block, *lines], np.float32)
+    assert sorted(B.suppress_contained(b, np.array([0.5, 0.9, 0.8, 0.7], np.float32), 0.8).tolist()) == [
+        0,
+        1,
+        2,
+        3,
+    ]
+    assert B.suppress_contained(b, np.array([0.95, 0.9, 0.8, 0.7], np.float32), 0.8).tolist() == [0]
 
 
 def test_empty_inputs():

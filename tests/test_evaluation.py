@@ -99,8 +99,10 @@ def test_score_records():
     assert r["y"]["cer"] == 0.0 and r["all"]["lines"] == 2
 
 
-def test_raising_the_threshold_afterwards_equals_detecting_with_it():
-    """`evaluate.py pages --min-score` relies on this: NMS and containment only defer to higher scores."""
+def test_raising_the_threshold_afterwards_keeps_a_subset_of_detecting_with_it():
+    """`evaluate.py pages --min-score` relies on this: NMS and containment in a higher-scoring box defer
+    to scores, so the boxes kept are those a direct run finds; only a box that a lower-scoring container
+    of its own line dropped comes back in the direct run once the threshold removes the container."""
     from ocrkit.evaluation import drop_unconfident
     from ocrkit.postprocess import PostConfig, postprocess
     from ocrkit.preprocess import Geometry
@@ -120,7 +122,8 @@ def test_raising_the_threshold_afterwards_equals_detecting_with_it():
         high = PostConfig(score_threshold=threshold, nms_iou=0.5, contain_threshold=0.8)
         direct, _ = postprocess(logits, boxes, geometry, high)
         assert 0 < len(kept.lines) < len(page.lines)
-        np.testing.assert_allclose(np.array([ln.bbox for ln in kept.lines]), direct)
+        found = {tuple(np.round(b, 3)) for b in direct.tolist()}
+        assert {tuple(np.round(ln.bbox, 3)) for ln in kept.lines} <= found
 
 
 @pytest.mark.slow

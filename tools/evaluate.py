@@ -5,7 +5,8 @@ pages: python tools/evaluate.py pages --gt DIR_OR_COCO... [--pred DIR] [--det-mo
        several subsets also "all": recall and page CER over all their boxes and characters.
        Without --pred, runs ocrkit itself (torch or onnx backend) and scores its pages.
        --min-score 0.2 0.3 0.4: one table per detector score threshold (pick it on validation data
-       from one low-threshold run; post-processing makes this equal to re-running at each threshold).
+       from one low-threshold run; it keeps the boxes a run at each threshold keeps, less the few
+       that a lower-scoring box of their own line had absorbed).
        --gt-boxes: recognise the ground-truth boxes instead of detected ones, so page CER minus this
        run's CER is what detection costs.
 misses: python tools/evaluate.py misses --gt DIR_OR_COCO... [--det-model D] [--pictures DIR]

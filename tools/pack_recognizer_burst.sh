@@ -21,7 +21,7 @@ group books 3500 books_vd_sbb books_dta lines_dta_bag lines_archiscribe
 group print 6000 books_gallic16 books_gallic17 books_gallic18 lines_ocr17 books_fondue_art books_expositions
 group handwritten 5000 handwritten_copiste handwritten_poilus handwritten_timeus handwritten_htromance \
   handwritten_cremma17 handwritten_peraire
-cat "$L"/*_val.jsonl > "$L/group_val.jsonl"
+find "$L" -maxdepth 1 -name '*_val.jsonl' ! -name 'group_*' | sort | xargs cat > "$L/group_val.jsonl"
 rm -rf "$B/val"
 ocrkit data pack "$L/group_val.jsonl" --out "$B/val" --line-height 32 --codec .webp --limit 600
 du -sh "$B"

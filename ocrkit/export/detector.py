@@ -14,6 +14,7 @@ from pathlib import Path
 import torch
 import torchvision
 
+from ocrkit.boxes import SAME_LINE_HEIGHT
 from ocrkit.model_folder import read_spec, write_spec
 from ocrkit.postprocess import PostConfig
 
@@ -54,7 +55,9 @@ class DetectorWithPostprocess(torch.nn.Module):
         inter = (rb - lt).clamp(min=0).prod(dim=-1)
         own = (xyxy[:, 2:] - xyxy[:, :2]).clamp(min=0).prod(dim=-1).clamp(min=1e-12)
         higher = torch.ones_like(inter).tril(diagonal=-1) > 0
-        contained = ((inter / own[:, None] >= self.post.contain_threshold) & higher).any(dim=1)
+        heights = xyxy[:, 3] - xyxy[:, 1]
+        same_line = (heights[None, :] <= SAME_LINE_HEIGHT * heights[:, None]) & (own[None, :] > own[:, None])
+        contained = ((inter / own[:, None] >= self.post.contain_threshold) & (higher | same_line)).any(dim=1)
         survivors = torch.nonzero(~contained & (scores >= 0)).squeeze(1)
         return xyxy.index_select(0, survivors), scores.index_select(0, survivors)
 
