@@ -20,6 +20,7 @@ from ocrkit.inputs import collect_inputs
 from ocrkit.io import PageSource, load_page
 from ocrkit.line_crops import crop_lines
 from ocrkit.model_folder import read_spec
+from ocrkit.not_text import is_text
 from ocrkit.reading_order import reading_order
 
 BACKENDS = ("torch", "onnx")
@@ -165,10 +166,10 @@ class OCR:
     ) -> list[Page]:
         """Several pages at once: each is detected on its own, then the lines of all of them are read
         together, so same-shape batches fill up across pages (a receipt alone has few lines per shape).
-        Boxes read as empty text are dropped: a box read as nothing is a false detection (speck, rule,
-        stamp), since the recognizer is trained to read such crops as "" (synthetic blank crops). So are
-        lines read less sure than `min_confidence`: a false box the recognizer does read as text (a
-        dashed rule read as a line of words) is read unsure.
+        Boxes whose reading is not text are dropped (ocrkit.not_text: nothing, punctuation alone, a
+        decoder loop): false detections (specks, rules, stamps), which the recognizer is trained to read
+        as "" (synthetic blank crops). Lines read less sure than `min_confidence` are dropped only when
+        the caller or the folder asks for it: a hard line is read unsure too.
         A page's `seconds` is its detection time plus its share (by line count) of the recognition time."""
         found = [
             self.detect(image, name, page) for image, name, page in zip(images, names, pages, strict=True)
@@ -176,7 +177,7 @@ class OCR:
         self._read_lines(images, found)
         for page in found:
             page.lines = [
-                line for line in page.lines if line.text.strip() and line.rec_score >= self.min_confidence
+                line for line in page.lines if is_text(line.text) and line.rec_score >= self.min_confidence
             ]
         return found
 

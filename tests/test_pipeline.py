@@ -5,8 +5,9 @@ import pytest
 from fixtures import page_image
 from PIL import Image
 
+from ocrkit.document import Page
 from ocrkit.errors import InputError
-from ocrkit.pipeline import OCR
+from ocrkit.pipeline import OCR, _lines
 
 
 @pytest.mark.slow
@@ -76,6 +77,27 @@ def test_boxes_read_as_nothing_are_dropped(tiny_detector_dir, tiny_recognizer_di
     kept = ocr.read(image, name="p")
     assert [x.text for x in kept.lines] == [x.text for x in every.lines[1::2]]
     np.testing.assert_allclose([x.bbox for x in kept.lines], [x.bbox for x in every.lines[1::2]])
+
+
+def test_readings_that_are_not_text_are_dropped_and_unsure_lines_with_letters_kept(
+    tiny_detector_dir, tiny_recognizer_dir
+):
+    # by default a page drops what is not text (a rule read as dashes, a decoder loop), never a line
+    # because it was read unsure
+    ocr = OCR(tiny_detector_dir, tiny_recognizer_dir)
+    image = page_image(seed=4)
+    boxes = np.array([[10, 10, 200, 40], [10, 50, 200, 80], [10, 90, 200, 120], [10, 130, 200, 160]], float)
+    readings = [
+        ("- - - - -", 0.9),
+        ("Ecrit le 3 mai", 0.05),
+        ("la ma la ma la ma la ma la ma", 0.5),
+        ("x5", 0.2),
+    ]
+    ocr.recognizer.recognize = lambda crops, batch_size: readings[: len(crops)]
+    ocr.detect = lambda image, name, page: Page(name, 300, 200, page=page, lines=_lines(boxes, np.ones(4)))
+    page = ocr.read(image, name="p")
+    assert [line.text for line in page.lines] == ["Ecrit le 3 mai", "x5"]
+    assert [line.rec_score for line in page.lines] == [0.05, 0.2]
 
 
 def test_lines_read_unsure_are_dropped_at_the_recognizers_min_confidence(
