@@ -67,3 +67,22 @@ def test_a_fine_tune_keeps_the_start_folders_settings_unless_its_own_file_sets_t
     config = load_config(RecognizerConfig, tmp_path / "own.yaml", ["model.decoding=ctc"])
     assert config.data.longest == 512 and config.model.decoding == "ctc"
     assert config.model.ctc_frames_per_patch == 2
+
+
+def test_a_saved_fine_tune_keeps_the_reading_settings_its_run_never_sets(tmp_path):
+    import shutil
+    from dataclasses import replace
+
+    from ocrkit.model_folder import read_spec, with_settings, write_spec
+    from ocrkit.recognition.task import inherit_settings
+
+    start = tmp_path / "start"
+    shutil.copytree(REPO / "ocrkit" / "models" / "recognizer", start)
+    begun = with_settings(read_spec(start, "recognizer"), {"windowed": True, "min_confidence": 0.5}, start)
+    write_spec(start, begun)
+    trained = replace(begun, preprocess=replace(begun.preprocess, windowed=False), min_confidence=None)
+    trained = replace(trained, decoder_gate=0.9)  # a setting the run does own
+    saved = inherit_settings(trained, str(start), tmp_path / "out")
+    assert saved.preprocess.windowed is True and saved.min_confidence == 0.5
+    assert saved.decoder_gate == 0.9
+    assert inherit_settings(trained, "", tmp_path / "out") == trained  # a hub id or random init

@@ -28,7 +28,16 @@ from ocrkit.decode.joint import JointSettings
 from ocrkit.decode.read import read, read_all
 from ocrkit.engine.param_groups import param_groups
 from ocrkit.line_preprocess import LinePreprocess
-from ocrkit.model_folder import CTC_HEAD_FILE, RecognizerSpec, write_spec
+from ocrkit.model_folder import (
+    CTC_HEAD_FILE,
+    SETTINGS_NAME,
+    RecognizerSpec,
+    read_spec,
+    setting_names,
+    settings_of,
+    spec_from_settings,
+    write_spec,
+)
 from ocrkit.recognition.case_folding import case_partners, fold_cases
 from ocrkit.recognition.collate import IGNORE, LineCollator
 from ocrkit.recognition.config import RecognizerConfig
@@ -254,7 +263,23 @@ class RecognitionTask:
             decoder_max_chars=m.decoder_max_chars,
             decoder_gate=m.decoder_gate,
         )
-        write_spec(out_dir, spec)
+        write_spec(out_dir, inherit_settings(spec, m.pretrained, out_dir))
+
+
+# settings a training run never sets: reading choices of the start folder (windows for wide lines, a
+# confidence cut), kept in what the run saves so a fine-tune reads as its start did
+START_ONLY_SETTINGS = ("windowed", "min_confidence")
+
+
+def inherit_settings(spec: RecognizerSpec, start: str, out_dir: Path) -> RecognizerSpec:
+    """`spec` with the start folder's settings that the run does not own (START_ONLY_SETTINGS and keys
+    this ocrkit does not know), when the run started from an ocrkit folder."""
+    if not start or not (Path(start) / SETTINGS_NAME).is_file():
+        return spec
+    begun = settings_of(read_spec(start, "recognizer"))
+    own = settings_of(spec)
+    kept = {k: v for k, v in begun.items() if k in START_ONLY_SETTINGS or k not in setting_names(spec)}
+    return spec_from_settings({**own, **kept}, out_dir)
 
 
 def _tokenizer_for(pretrained: str):
