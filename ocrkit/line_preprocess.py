@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
+from ocrkit.line_band import line_band
 from ocrkit.preprocess import letterbox, padded_size, to_rgb_uint8
 
 
@@ -24,6 +25,9 @@ class LinePreprocess:
     # `longest` px (ocrkit.decode.read) instead of being shrunk below the height the model reads best at
     windowed: bool = False
     grayscale: bool = True  # colour carries no text information; gray narrows the synthetic→real gap
+    # cut a loosely framed crop (blank margins, a neighbour's descenders) to its line's rows before
+    # scaling (ocrkit.line_band); tight crops are left as they are
+    trim_margins: bool = False
     pad_value: int = 0  # letterbox and batch padding value (uint8, before normalisation)
     mean: float = 0.5  # pixel = (x / 255 - mean) / std
     std: float = 0.5
@@ -39,13 +43,17 @@ class LinePreprocess:
         return max(self.divisor, int(scale * max(height, width)) // self.divisor * self.divisor)
 
     def padded_shape(self, height: int, width: int, fit_width: bool = False) -> tuple[int, int]:
-        """(H, W) `apply` will return for a crop of this size, without touching pixels (for bucketing)."""
+        """(H, W) `apply` will return for a crop of this size, without touching pixels (for bucketing;
+        with `trim_margins` a loose crop comes out smaller)."""
         return padded_size(height, width, self.target_longest(height, width, fit_width), self.divisor)
 
     def apply(self, crop: np.ndarray, fit_width: bool = False) -> np.ndarray:
         """Crop (any dtype/channels) → letterboxed HxWx3 uint8, both sides multiples of `divisor`; wider
         than `longest` only when `windowed` and not `fit_width`."""
         img = to_rgb_uint8(crop)
+        if self.trim_margins:
+            top, bottom = line_band(cv2.cvtColor(img, cv2.COLOR_RGB2GRAY))
+            img = img[top:bottom]
         if self.grayscale:
             img = np.repeat(cv2.cvtColor(img, cv2.COLOR_RGB2GRAY)[:, :, None], 3, axis=2)
         longest = self.target_longest(*img.shape[:2], fit_width)

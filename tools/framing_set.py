@@ -76,7 +76,7 @@ def build(manifest: Path, count: int, out: Path) -> list[dict]:
         for name, image in variants.items():
             rel = f"{name}/{stem}.jpg"
             (out / name).mkdir(exist_ok=True)
-            cv2.imwrite(str(out / rel), _small(image), [cv2.IMWRITE_JPEG_QUALITY, 92])
+            cv2.imwrite(str(out / rel), _at_line_height(image, height), [cv2.IMWRITE_JPEG_QUALITY, 90])
             records.append(
                 {
                     "image": rel,
@@ -116,12 +116,14 @@ def _edge(neighbour: np.ndarray, height: int, width: int, side: str) -> np.ndarr
     return scaled[height - rows :] if side == "bottom" else scaled[:rows]
 
 
-def _small(image: np.ndarray) -> np.ndarray:
-    """At most 48 px tall: the model reads crops 32 px tall, and the set lives in the repository."""
-    if image.shape[0] <= 48:
+def _at_line_height(image: np.ndarray, line_height: int) -> np.ndarray:
+    """Scaled so that the line is at most 32 px tall: the height the model reads a tight crop at, so
+    every framing keeps the line's pixels, and the set stays small enough for the repository."""
+    if line_height <= 32:
         return image
-    scale = 48 / image.shape[0]
-    return cv2.resize(image, (max(1, round(image.shape[1] * scale)), 48), interpolation=cv2.INTER_AREA)
+    scale = 32 / line_height
+    size = (max(1, round(image.shape[1] * scale)), max(1, round(image.shape[0] * scale)))
+    return cv2.resize(image, size, interpolation=cv2.INTER_AREA)
 
 
 if __name__ == "__main__":
