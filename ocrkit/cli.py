@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 from ocrkit import __version__
@@ -48,6 +49,16 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("ocrkit: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader of our output left (`| head`): stop quietly, as Unix tools do
+        stop_writing_stdout()
+        return 141  # 128 + SIGPIPE, what a shell reports for a tool killed by the broken pipe
+
+
+def stop_writing_stdout() -> None:
+    """Point stdout at the null device, so the interpreter's final flush meets no closed pipe."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
 
 
 if __name__ == "__main__":

@@ -208,3 +208,34 @@ def test_synth_lines_bad_page_scale_is_a_one_line_error(tmp_path, capsys):
         code, _, err = run_cli(["synth", "lines", "--n", 1, "--out", tmp_path, "--page-scale", spec], capsys)
         assert code != 0 and "--page-scale" in err and "Traceback" not in err
     assert not (tmp_path / "lines.jsonl").exists()
+
+
+def test_a_reader_that_closes_the_pipe_early_ends_the_command_quietly():
+    """`ocrkit … | head -1`: no BrokenPipeError traceback, the exit status of a tool the pipe stopped."""
+    import subprocess
+    import sys
+
+    script = (
+        "import sys, ocrkit.cli as cli\n"
+        "class Args:\n"
+        "    debug = False\n"
+        "    command = 'x'\n"
+        "    @staticmethod\n"
+        "    def func(args):\n"
+        "        for n in range(200000):\n"
+        "            print('line', n)\n"
+        "class P:\n"
+        "    def parse_args(self, argv): return Args()\n"
+        "cli.build_parser = lambda: P()\n"
+        "sys.exit(cli.main([]))\n"
+    )
+    done = subprocess.run(
+        f'{sys.executable} -c "{script}" | head -1',
+        shell=True,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        executable="/bin/bash",
+    )
+    assert done.stdout == "line 0\n"
+    assert "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr
