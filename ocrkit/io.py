@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,6 +22,7 @@ IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".tif", ".tiff", ".bmp", ".webp", ".g
 TIFF_SUFFIXES = {".tif", ".tiff"}
 PDF_SUFFIX = ".pdf"
 MAX_PIXELS = 100_000_000  # above this a page is refused (decompression-bomb guard); 10k×10k is allowed
+MAX_ASPECT = 1000  # a longer side over this many times the shorter is refused: no page or line is that thin
 PDF_DPI = 200
 
 
@@ -76,32 +79,34 @@ def _bomb_problem(exc: Exception, max_pixels: int) -> str:
     return f"image too large ({size}; the limit is {max_pixels / 1e6:g} M px)"
 
 
-def load_image(path: str | Path, max_pixels: int = MAX_PIXELS, page: int = 1) -> np.ndarray:
-    """Decode an image file (for a multi-page TIFF, its `page`, 1-based) → HxWx3 uint8 RGB, EXIF
-    orientation applied.
+def _shape_problem(width: float, height: float, max_pixels: int) -> str | None:
+    """Why a page of this size (read from the file's header) is refused before it is decoded, or None.
+    Decoding allocates by the header's size, so a small file can claim a huge or absurdly thin image;
+    a row of 100 000 000 pixels, within the pixel limit, still makes the decoder run out of memory."""
+    if width <= 0 or height <= 0:
+        return "image has zero width or height"
+    if width * height > max_pixels:
+        return _too_large(round(width), round(height), max_pixels)
+    if max(width, height) > MAX_ASPECT * min(width, height):
+        size = f"{round(width)}×{round(height)}"
+        return f"image too thin ({size}; a side may be at most {MAX_ASPECT} times the other)"
+    return None
 
-    Raises InputError (naming the file) for missing, empty, unreadable, corrupt, unsupported or
-    oversized files.
-    """
-    path = Path(path)
-    if not path.is_file():
-        raise InputError(path, "no such file")
-    if path.stat().st_size == 0:
-        raise InputError(path, "empty file (0 bytes)")
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return f"{exc.__class__.__name__}: {text}" if text else exc.__class__.__name__
+
+
+@contextmanager
+def _decode_guard(path: object, page: int = 1, max_pixels: int = MAX_PIXELS) -> Iterator[None]:
+    """Turn every failure while opening or decoding `path` into one InputError naming it.
+
+    Decoders fail in many ways on crafted or unusual files (Pillow's format plugins raise
+    NotImplementedError, RuntimeError, AttributeError, MemoryError, ... besides OSError), and a batch
+    must report one bad file and go on, never stop at it."""
     try:
-        with warnings.catch_warnings():
-            # Pillow warns from ~89.5 M px; MAX_PIXELS (checked below, before decoding) is the limit
-            warnings.simplefilter("ignore", Image.DecompressionBombWarning)
-            with Image.open(path) as img:
-                if page > 1:
-                    img.seek(page - 1)
-                if img.width * img.height > max_pixels:
-                    raise InputError(path, _too_large(img.width, img.height, max_pixels))
-                if img.width == 0 or img.height == 0:
-                    raise InputError(path, "image has zero width or height")
-                img.load()
-                img = ImageOps.exif_transpose(img)
-                return _pil_to_array(img)
+        yield
     except InputError:
         raise
     except Image.DecompressionBombError as exc:
@@ -112,8 +117,40 @@ def load_image(path: str | Path, max_pixels: int = MAX_PIXELS, page: int = 1) ->
         raise InputError(path, "not a recognised image format") from None
     except EOFError:
         raise InputError(path, f"page {page} is missing (the file ends before it)") from None
+    except MemoryError:
+        raise InputError(path, "image too large to decode (out of memory)") from None
     except (OSError, SyntaxError, ValueError) as exc:
         raise InputError(path, f"corrupt or truncated image ({exc})") from None
+    except Exception as exc:  # noqa: BLE001 - any decoder failure is this file's problem, not the run's
+        raise InputError(path, f"corrupt or unsupported image ({_one_line(exc)})") from None
+
+
+def load_image(path: str | Path, max_pixels: int = MAX_PIXELS, page: int = 1) -> np.ndarray:
+    """Decode an image file (for a multi-page TIFF, its `page`, 1-based) → HxWx3 uint8 RGB, EXIF
+    orientation applied.
+
+    Raises InputError (naming the file, with a one-line reason) for missing, empty, unreadable,
+    corrupt, unsupported, oversized or absurdly thin files, and for any failure of the decoder. The
+    size is checked from the header, before any pixel is decoded, so memory stays bounded.
+    """
+    path = Path(path)
+    with _decode_guard(path, page, max_pixels):
+        if not path.is_file():
+            raise InputError(path, "no such file")
+        if path.stat().st_size == 0:
+            raise InputError(path, "empty file (0 bytes)")
+        with warnings.catch_warnings():
+            # Pillow warns from ~89.5 M px; MAX_PIXELS (checked below, before decoding) is the limit
+            warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+            with Image.open(path) as img:
+                if page > 1:
+                    img.seek(page - 1)
+                problem = _shape_problem(img.width, img.height, max_pixels)
+                if problem:
+                    raise InputError(path, problem)
+                img.load()
+                img = ImageOps.exif_transpose(img)
+                return _pil_to_array(img)
 
 
 def tiff_page_count(path: Path) -> int:
@@ -181,21 +218,28 @@ def pdf_page_count(path: Path) -> int:
 
 
 def load_pdf_page(path: Path, page: int, dpi: int = PDF_DPI, max_pixels: int = MAX_PIXELS) -> np.ndarray:
-    """Render one PDF page (1-based) to RGB uint8 at `dpi`, scaled down if it would exceed max_pixels."""
+    """Render one PDF page (1-based) to RGB uint8 at `dpi`, scaled down if it would exceed max_pixels.
+    A page of an absurd shape is refused before rendering; any rendering failure is an InputError."""
     import pypdfium2 as pdfium
 
     pdf = _open_pdf(path)
+    where = f"{path} page {page}"
     try:
-        pdf_page = pdf[page - 1]
-        width_pt, height_pt = pdf_page.get_size()
-        scale = dpi / 72
-        pixels = width_pt * height_pt * scale * scale
-        if pixels > max_pixels:
-            scale *= (max_pixels / pixels) ** 0.5
-        bitmap = pdf_page.render(scale=scale)
-        return np.asarray(bitmap.to_pil().convert("RGB"))
-    except pdfium.PdfiumError as exc:
-        raise InputError(f"{path} page {page}", f"cannot render PDF page ({exc})") from None
+        with _decode_guard(where, page):
+            pdf_page = pdf[page - 1]
+            width_pt, height_pt = pdf_page.get_size()
+            problem = _shape_problem(width_pt, height_pt, max_pixels=2**62)  # its size is scaled below
+            if problem:
+                raise InputError(where, problem.replace("image", "PDF page", 1))
+            scale = dpi / 72
+            pixels = width_pt * height_pt * scale * scale
+            if pixels > max_pixels:
+                scale *= (max_pixels / pixels) ** 0.5
+            try:
+                bitmap = pdf_page.render(scale=scale)
+            except pdfium.PdfiumError as exc:
+                raise InputError(where, f"cannot render PDF page ({exc})") from None
+            return np.asarray(bitmap.to_pil().convert("RGB"))
     finally:
         pdf.close()
 

@@ -8,8 +8,10 @@ from __future__ import annotations
 import contextlib
 import json
 import socket
+import struct
 import threading
 import time
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -205,6 +207,32 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+# --- image files that decoders choke on ---
+
+
+def _png_chunk(kind: bytes, data: bytes) -> bytes:
+    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+
+def thin_png(width: int) -> bytes:
+    """A valid 1-bit PNG of `width` × 1 px: a few KB on disk, a row the decoder cannot hold."""
+    ihdr = struct.pack(">IIBBBBB", width, 1, 1, 0, 0, 0, 0)
+    idat = zlib.compress(b"\0" + b"\xff" * (width // 8), 9)
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + _png_chunk(b"IHDR", ihdr)
+        + _png_chunk(b"IDAT", idat)
+        + _png_chunk(b"IEND", b"")
+    )
+
+
+def dds_header() -> bytes:
+    """A DDS header with pixel-format flags Pillow's DDS plugin does not implement (it raises
+    NotImplementedError); the content decides the format, whatever the file is named."""
+    fields = [b"DDS ", 124, 0x1007, 16, 16, 0, 0, 0, b"\0" * 44, 32, 0, b"\0" * 4, 0, 0, 0, 0, 0, 0x1000]
+    return struct.pack("<4sIIIIIII44sII4sIIIIIIIIII", *fields, 0, 0, 0, 0) + b"\0" * 1024
 
 
 # --- a web app under uvicorn in this process ---

@@ -2,7 +2,8 @@ import io as _io
 
 import numpy as np
 import pytest
-from PIL import Image
+from fixtures import dds_header, thin_png
+from PIL import Image, PngImagePlugin
 
 from ocrkit.inputs import collect_inputs
 from ocrkit.io import InputError, load_image, load_page
@@ -75,6 +76,45 @@ def test_size_guard(tmp_path):
     p = save(Image.new("L", (300, 300)), tmp_path / "big.png")
     with pytest.raises(InputError, match="too large"):
         load_image(p, max_pixels=10_000)
+
+
+def test_a_thin_image_within_the_pixel_limit_is_refused_before_decoding(tmp_path):
+    p = tmp_path / "row.png"
+    p.write_bytes(thin_png(100_000_000))  # 100 M px: at the pixel limit, but 1 px high
+    with pytest.raises(InputError, match=r"row\.png: image too thin \(100000000×1;"):
+        load_image(p)
+    save(Image.new("L", (1000, 1), 255), tmp_path / "rule.png")  # the limit itself is allowed
+    assert load_image(tmp_path / "rule.png").shape == (1, 1000, 3)
+
+
+def test_an_unimplemented_format_variant_is_an_input_error(tmp_path):
+    p = tmp_path / "a_scan.png"
+    p.write_bytes(dds_header())
+    with pytest.raises(
+        InputError, match=r"a_scan\.png: corrupt or unsupported image \(NotImplementedError: "
+    ):
+        load_image(p)
+
+
+@pytest.mark.parametrize(
+    "exc,problem",
+    [
+        (RuntimeError("Missing or empty\nimage item"), "(RuntimeError: Missing or empty image item)"),
+        (AttributeError("no attribute 'stkoffset'"), "(AttributeError: no attribute 'stkoffset')"),
+        (MemoryError(), "image too large to decode"),
+    ],
+)
+def test_a_decoder_failure_of_any_kind_is_one_line_naming_the_file(tmp_path, monkeypatch, exc, problem):
+    good = save(Image.new("RGB", (30, 20)), tmp_path / "good.png")
+
+    def fail(self):
+        raise exc
+
+    monkeypatch.setattr(PngImagePlugin.PngImageFile, "load", fail)
+    with pytest.raises(InputError) as err:
+        load_image(good)
+    message = str(err.value)
+    assert message.startswith(f"{good}: ") and problem in message and "\n" not in message
 
 
 def test_missing_file(tmp_path):

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from fixtures import page_image, run_cli
+from fixtures import dds_header, page_image, run_cli, thin_png
 from PIL import Image
 
 from ocrkit.document import Line, Page
@@ -92,6 +92,26 @@ def test_detect_crops_of_same_named_pages_stay_apart(tmp_path, tiny_detector_dir
         assert r["image"].startswith(f"crops/{Path(r['page_image']).parent.name}/page_001.jpg/")
         assert (out / r["image"]).is_file()
     assert len({r["image"] for r in records}) == len(records)
+
+
+def test_a_file_the_decoder_chokes_on_is_one_line_and_the_batch_goes_on(tmp_path, tiny_detector_dir, capsys):
+    """Pages on both sides of files whose decoding fails in ways other than OSError (a DDS variant
+    Pillow does not implement, named .png; a thin row that runs the decoder out of memory) are read."""
+    (tmp_path / "in").mkdir()
+    for name, seed in (("b.jpg", 0), ("c.png", 1)):
+        Image.fromarray(page_image(seed=seed)).save(tmp_path / "in" / name)
+    (tmp_path / "in" / "a_scan.png").write_bytes(dds_header())
+    (tmp_path / "in" / "row.png").write_bytes(thin_png(100_000_000))
+    out = tmp_path / "det"
+    code, _, err = run_cli(
+        ["detect", tmp_path / "in", "--out", out, "--det-model", tiny_detector_dir], capsys
+    )
+    assert code == 1 and "Traceback" not in err
+    assert sorted(p.name for p in out.glob("*.json")) == ["b.jpg.json", "c.png.json"]
+    lines = error_lines(err)
+    assert len(lines) == 2 and "a_scan.png: corrupt or unsupported image" in lines[0]
+    assert "row.png: image too thin" in lines[1]
+    assert err.splitlines()[-1] == "ocrkit: 2 of 4 inputs failed"
 
 
 def test_files_given_directly_with_the_same_name_are_reported_not_overwritten(tmp_path):
