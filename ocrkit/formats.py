@@ -5,6 +5,7 @@ its Ray batches, `ocrkit serve`) turns a page into a named format."""
 from __future__ import annotations
 
 import datetime as _dt
+import re
 import xml.etree.ElementTree as ET
 
 import numpy as np
@@ -14,6 +15,9 @@ from ocrkit.document import Page
 ALTO_NS = "http://www.loc.gov/standards/alto/ns-v4#"
 PAGE_NS = "http://schema.primaresearch.org/PAGE/gts/pagecontent/2019-07-15"
 XSI_NS = "http://www.w3.org/2001/XMLSchema-instance"
+# Characters XML 1.0 cannot hold, escaped or not: C0 controls other than tab, LF and CR, lone surrogates
+# and the non-characters U+FFFE/U+FFFF. A file name or a text may carry them; a parser refuses the file.
+NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
 
 def _ints(bbox: list[float]) -> tuple[int, int, int, int]:
@@ -21,7 +25,31 @@ def _ints(bbox: list[float]) -> tuple[int, int, int, int]:
     return x0, y0, max(x1, x0 + 1), max(y1, y0 + 1)
 
 
+def xml_chars(text: str) -> str:
+    """`text` without the characters XML 1.0 cannot hold (ElementTree escapes `<&>"` but writes these
+    as they are, which no XML parser reads)."""
+    return NOT_XML.sub("", text)
+
+
+def _only_xml_chars(root: ET.Element) -> None:
+    """Drop the characters XML cannot hold from every text, tail and attribute value below `root`."""
+    for element in root.iter():
+        if element.text:
+            element.text = xml_chars(element.text)
+        if element.tail:
+            element.tail = xml_chars(element.tail)
+        for key, value in element.attrib.items():
+            element.attrib[key] = xml_chars(value)
+
+
+def hocr_string(value: str) -> str:
+    """A string property value of an hOCR `title`, double-quoted with `\\` and `"` backslash-escaped,
+    so a name holding `"; bbox …` stays one value instead of adding properties of its own."""
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
 def _xml(root: ET.Element) -> str:
+    _only_xml_chars(root)
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 
@@ -40,7 +68,8 @@ def to_hocr(page: Page) -> str:
         {
             "class": "ocr_page",
             "id": "page_1",
-            "title": f'image "{page.image}"; bbox 0 0 {page.width} {page.height}; ppageno {page.page - 1}',
+            "title": f"image {hocr_string(page.image)}; bbox 0 0 {page.width} {page.height}; "
+            f"ppageno {page.page - 1}",
         },
     )
     for n, line in enumerate(page.lines, 1):

@@ -1,4 +1,5 @@
 import json
+import re
 import xml.etree.ElementTree as ET
 
 import numpy as np
@@ -86,6 +87,29 @@ def test_xml_formats_parse_and_carry_the_lines():
     lines = pxml.findall(f".//{{{PAGE_NS}}}TextLine")
     assert lines[2].find(f"{{{PAGE_NS}}}Coords").get("points") == "10,50 400,50 400,70 10,70"
     assert lines[2].find(f".//{{{PAGE_NS}}}Unicode").text == "Grüße — ſchön"
+
+
+@pytest.mark.parametrize("fmt", ["hocr", "alto", "page"])
+def test_xml_formats_drop_characters_xml_cannot_hold(fmt):
+    """Control characters in a file name or a reading, lone surrogates and U+FFFE/U+FFFF cannot be
+    written in XML 1.0 even escaped: they are dropped, and every output parses."""
+    page = Page(
+        "ctl\x01na\x1bme\x00.png", 100, 40, lines=[Line([1, 1, 50, 20], "a\x0cb\ud800c\ufffed\tz", 0.9)]
+    )
+    root = ET.fromstring(render(page, fmt).split("\n", 2)[2] if fmt == "hocr" else render(page, fmt).encode())
+    values = [v for e in root.iter() for v in (e.text, *e.attrib.values()) if v]
+    assert any("ctlname.png" in v for v in values) and any("abcd\tz" in v for v in values)
+
+
+def test_hocr_page_title_quotes_the_image_name():
+    page = sample_page()
+    page.image = 'a"; bbox 0 0 1 1; ppageno 7; x\\'
+    hocr = ET.fromstring(to_hocr(page).split("\n", 2)[2])
+    title = next(e for e in hocr.iter() if e.get("class") == "ocr_page").get("title")
+    quoted = r'"(?:[^"\\]|\\.)*"'  # a double-quoted hOCR string, backslash escapes inside
+    name = re.match(rf"image ({quoted}); ", title).group(1)
+    assert re.sub(r"\\(.)", r"\1", name[1:-1]) == page.image
+    assert re.sub(quoted, "", title) == "image ; bbox 0 0 800 300; ppageno 0"
 
 
 def test_render_names_every_format_and_the_overlay_needs_the_image():
