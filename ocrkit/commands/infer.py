@@ -37,6 +37,9 @@ def format_list(text: str) -> list[str]:
     return formats
 
 
+NO_LINES = "no text lines found (for an image of a single line, use `ocrkit recognize`)"
+
+
 def run(args: argparse.Namespace) -> int:
     if args.ray:
         return infer_ray.run_ray(args, args.format)
@@ -56,7 +59,10 @@ def run(args: argparse.Namespace) -> int:
     for source, page in zip(sources, ocr.read_many(progress, args.pages_per_batch), strict=True):
         if isinstance(page, InputError):
             failures.report(source.label, page, key=source)
-        elif args.out is None:
+            continue
+        if not page.lines:  # said, not silent: an empty page and a failed page look alike otherwise
+            print(f"ocrkit: {source.label}: {NO_LINES}", file=sys.stderr)
+        if args.out is None:
             sys.stdout.write(page.text + "\n")
         else:
             _write(page, source, args.format, args.out, failures)

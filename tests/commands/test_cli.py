@@ -239,3 +239,17 @@ def test_a_reader_that_closes_the_pipe_early_ends_the_command_quietly():
     )
     assert done.stdout == "line 0\n"
     assert "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr
+
+
+def test_a_page_without_lines_is_said_in_one_line(tmp_path, models, capsys, monkeypatch):
+    from ocrkit.document import Page
+    from ocrkit.pipeline import OCR
+
+    monkeypatch.setattr(
+        OCR, "detect", lambda self, image, name="<array>", page=1: Page(name, 10, 10, page=page)
+    )
+    Image.new("RGB", (300, 200), "white").save(tmp_path / "blank.png")
+    code, out, err = run_cli(["infer", tmp_path / "blank.png", *models], capsys)
+    assert code == 0
+    assert "blank.png: no text lines found" in err and "ocrkit recognize" in err
+    assert err.count("\n") == 1 and "Traceback" not in err
