@@ -266,6 +266,11 @@ def spec_from_settings(data: object, folder: str | Path) -> Spec:
     if task == TASKS["recognizer"]:
         preprocess = _take(data, LinePreprocess, folder)
         own = _take(data, RecognizerSpec, folder, skip=NESTED)
+        cut = own.get("min_confidence")
+        if cut is not None and not 0.0 <= cut < 1.0:  # a confidence is below 1: a cut of 1 or more drops all
+            raise ModelError(
+                folder, f"{SETTINGS_NAME}: min_confidence must be at least 0 and below 1, got {cut!r}"
+            )
         return RecognizerSpec(LinePreprocess(**preprocess), **own, extra=data, format_version=version)
     raise ModelError(folder, f"{SETTINGS_NAME}: unknown task {task!r} (detection | recognition)")
 

@@ -147,6 +147,13 @@ def test_a_missing_file_names_the_folder_and_the_file(tmp_path):
         ('{"task": "detection", "longest": "960"}', "longest must be int, got '960'"),
         ('{"task": "recognition", "grayscale": 1}', "grayscale must be bool, got 1"),
         ('{"task": "recognition", "format_version": "1"}', "format_version must be a whole number"),
+        (
+            '{"task": "recognition", "min_confidence": 5}',
+            "min_confidence must be at least 0 and below 1, got 5",
+        ),
+        ('{"task": "recognition", "min_confidence": -3}', "min_confidence must be at least 0 and below 1"),
+        ('{"task": "recognition", "min_confidence": 1}', "min_confidence must be at least 0 and below 1"),
+        ('{"task": "recognition", "min_confidence": NaN}', "min_confidence must be at least 0 and below 1"),
     ],
 )
 def test_bad_content_is_one_line_naming_the_folder(content, problem, tmp_path):
