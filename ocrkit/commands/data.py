@@ -69,7 +69,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     q = kinds.add_parser(
         "reserve", help="evaluation files → a reserved list (sha256 + perceptual hash) that imports refuse"
     )
-    q.add_argument("files", nargs="+", type=Path, metavar="FILE", help="images or folders (recursive)")
+    q.add_argument(
+        "files",
+        nargs="+",
+        type=Path,
+        metavar="FILE",
+        help="images, ground-truth files, or folders (recursive)",
+    )
     q.add_argument("--out", type=Path, required=True, help="the reserved list to write (.tsv)")
     q.add_argument("--kind", default="held-out", help="the kind column, e.g. dev or held-out")
     q.add_argument("--source", default="", help="the source column's prefix, e.g. owner/name@commit")
@@ -193,9 +199,12 @@ def run_reserve(args: argparse.Namespace) -> int:
 
     rows = reserve_rows(args.files, args.kind, args.source)
     if not rows:
-        raise OcrkitError(f"no readable image in {', '.join(map(str, args.files))}")
+        raise OcrkitError(f"no readable image or ground-truth file in {', '.join(map(str, args.files))}")
     write_reserved(args.out, rows)
-    print(f"{args.out}: {len(rows)} files (sha256 and perceptual hash)")
+    images = sum(1 for row in rows if row[3])
+    print(
+        f"{args.out}: {images} images (sha256 and perceptual hash), {len(rows) - images} ground-truth files"
+    )
     return 0
 
 

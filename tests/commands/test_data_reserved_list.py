@@ -102,3 +102,23 @@ def test_a_list_that_protects_nothing_stops_the_import_in_one_line(tmp_path, cap
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("ocrkit: error: ") and message in err
     assert not (tmp_path / "out").exists()
+
+
+def test_reserve_takes_ground_truth_files_and_hashes_the_images_they_annotate(tmp_path, capsys):
+    images = line_pairs(tmp_path / "eval")
+    out = tmp_path / "reserved.tsv"
+    assert main(["data", "reserve", str(tmp_path / "eval" / "l0.gt.txt"), "--out", str(out)]) == 0
+    rows = [line.split("\t") for line in out.read_text().splitlines()[2:]]
+    digests = {row[0]: row[3] for row in rows}
+    assert hashlib.sha256(images[0].read_bytes()).hexdigest() in digests  # the image the file annotates
+    gt = hashlib.sha256((tmp_path / "eval" / "l0.gt.txt").read_bytes()).hexdigest()
+    assert digests[gt] == "" and len(rows) == 2  # the ground-truth file itself, with no perceptual hash
+    assert "1 images" in capsys.readouterr().out
+    # a folder gives every image and every ground-truth file once
+    assert main(["data", "reserve", str(tmp_path / "eval"), "--out", str(out)]) == 0
+    assert len(out.read_text().splitlines()[2:]) == 4
+    # and an import refuses the pages the list names
+    code = main(
+        ["data", "import", str(tmp_path / "eval"), "--out", str(tmp_path / "d"), "--reserved", str(out)]
+    )
+    assert code != 0 or not (tmp_path / "d" / "lines" / "train.jsonl").read_text().strip()

@@ -50,7 +50,7 @@ def test_flat_images_never_match_each_other():
 def test_a_resized_copy_of_a_reserved_page_is_refused_by_import(tmp_path, capsys):
     images = text_pages(tmp_path / "eval", 1, seed=3)
     code, out, _ = run_cli(["data", "reserve", tmp_path / "eval", "--out", tmp_path / "reserved.tsv"], capsys)
-    assert code == 0 and "1 files" in out
+    assert code == 0 and "1 images" in out and "1 ground-truth files" in out
     listed = (tmp_path / "reserved.tsv").read_text().splitlines()
     assert listed[1] == "sha256\tkind\tsource\tphash" and listed[2].split("\t")[2] == "page00.png"
     assert len(read_reserved_phashes(tmp_path / "reserved.tsv")) == 1
@@ -72,7 +72,7 @@ def test_a_resized_copy_of_a_reserved_page_is_refused_by_import(tmp_path, capsys
     assert "refused (reserved for evaluation): 1" in out and "train: 2 pages" in out
     assert "copy.jpg: a copy of a page reserved for evaluation" in err
     card = (tmp_path / "out" / "DATA_CARD.md").read_text()
-    assert "| train | train |" in card and "1 sha256, 1 perceptual hashes" in card
+    assert "| train | train |" in card and "2 sha256, 1 perceptual hashes" in card
     assert "copies): 1" in card
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from ocrkit.data.ground_truth.importer import Importer, sha256_file
 from ocrkit.data.ground_truth.phash import phash, phash_text, read_reserved_phashes
+from ocrkit.data.ground_truth.readers import read_page, sniff_format
 from ocrkit.data.reserved import read_reserved
 from ocrkit.errors import InputError
 from ocrkit.io import IMAGE_SUFFIXES, load_image
@@ -21,29 +22,61 @@ from ocrkit.outputs import write_atomic
 HEADER = "sha256\tkind\tsource\tphash"
 
 
-def _images(paths: Iterable[Path]) -> list[tuple[Path, Path]]:
-    """(image, the folder its name is relative to) for files given and images under folders given."""
+def _files(paths: Iterable[Path]) -> list[tuple[Path, Path]]:
+    """(file, the folder its name is relative to) for files given and images or ground-truth files under
+    folders given."""
     found = []
     for path in paths:
         if path.is_dir():
-            found += [(p, path) for p in sorted(path.rglob("*")) if p.suffix.lower() in IMAGE_SUFFIXES]
+            found += [(p, path) for p in sorted(path.rglob("*")) if p.is_file() and _wanted(p, path)]
         else:
             found.append((path, path.parent))
     return found
 
 
+def _wanted(path: Path, root: Path) -> bool:
+    if path.suffix.lower() in IMAGE_SUFFIXES:
+        return True
+    try:
+        return sniff_format(path, root) is not None
+    except InputError:
+        return True  # an unreadable XML is warned about, not skipped in silence
+
+
 def reserve_rows(paths: Iterable[Path], kind: str, source: str = "") -> list[tuple[str, str, str, str]]:
-    """(sha256, kind, source, phash) per readable image; an unreadable file is one warning line."""
-    rows = []
-    for image, base in _images(paths):
+    """(sha256, kind, source, phash) per readable image, and (sha256, kind, source, "") per ground-truth
+    file (PAGE, ALTO, SROIE, line-pair text) with a row for the image it annotates too: a list made from
+    an evaluation set's folder or its annotation files alone holds both. An unreadable file is one
+    warning line."""
+    rows: dict[str, tuple[str, str, str, str]] = {}
+    for path, base in _files(paths):
         try:
-            digest, value = sha256_file(image), phash(load_image(image))
+            for found in _with_annotated_image(path, base):
+                name = _name(found, base)
+                digest = sha256_file(found)
+                is_image = found.suffix.lower() in IMAGE_SUFFIXES
+                value = phash_text(phash(load_image(found))) if is_image else ""
+                rows.setdefault(digest, (digest, kind, f"{source}:{name}" if source else name, value))
         except (InputError, OSError) as exc:
-            print(f"warning: {exc if isinstance(exc, InputError) else f'{image}: {exc}'}", file=sys.stderr)
-            continue
-        name = image.relative_to(base).as_posix()
-        rows.append((digest, kind, f"{source}:{name}" if source else name, phash_text(value)))
-    return rows
+            print(f"warning: {exc if isinstance(exc, InputError) else f'{path}: {exc}'}", file=sys.stderr)
+    return list(rows.values())
+
+
+def _with_annotated_image(path: Path, base: Path) -> list[Path]:
+    """The file, and the image it annotates when it is a ground-truth file."""
+    if path.suffix.lower() in IMAGE_SUFFIXES:
+        return [path]
+    fmt = sniff_format(path, base)
+    if fmt is None:
+        raise InputError(path, "neither an image nor a ground-truth file")
+    return [path, read_page(path, fmt, base).image]
+
+
+def _name(path: Path, base: Path) -> str:
+    try:
+        return path.relative_to(base).as_posix()
+    except ValueError:
+        return path.name
 
 
 def write_reserved(out: Path, rows: list[tuple[str, str, str, str]]) -> None:
