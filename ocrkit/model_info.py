@@ -7,14 +7,17 @@ MODEL_CARD.md), so the description can never disagree with what loads.
 from __future__ import annotations
 
 import json
+import os
 import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from ocrkit.model_folder import DetectorSpec, Spec, read_spec
-from ocrkit.zoo import weights_digest
+from ocrkit.errors import ModelError
+from ocrkit.model_folder import SETTINGS_NAME, DetectorSpec, Spec, read_spec
+from ocrkit.zoo import open_model_file, weights_digest
 
 CARD_NAME = "MODEL_CARD.md"
+MAX_TEXT_BYTES = 1 << 20  # a card or config.json larger than this is no description to read
 CONDITIONS_MARK = "**Licence conditions:**"  # how a card introduces its training data's conditions
 
 
@@ -36,10 +39,14 @@ class ModelInfo:
 
 
 def describe(folder: Path) -> ModelInfo:
-    """The description of a model folder (torch or ONNX export); ModelError if it is none."""
-    spec = read_spec(folder)
+    """The description of a model folder (torch or ONNX export); ModelError, one line naming the folder
+    or its file, if it is none or one of the files it is described from cannot be read."""
+    try:
+        spec = read_spec(folder)
+    except RecursionError:  # the JSON reader gives up on settings nested this deep
+        raise ModelError(folder, f"{SETTINGS_NAME} is not valid JSON (nested too deeply)") from None
     config = _json(folder / "config.json")
-    card = (folder / CARD_NAME).read_text(encoding="utf-8") if (folder / CARD_NAME).is_file() else ""
+    card = _text(folder / CARD_NAME) if os.path.lexists(folder / CARD_NAME) else ""
     return ModelInfo(
         name=folder.name,
         kind=spec.kind,
@@ -54,10 +61,22 @@ def describe(folder: Path) -> ModelInfo:
     )
 
 
+def _text(path: Path) -> str:
+    """A UTF-8 text file of the folder, read only if it is a regular file of at most MAX_TEXT_BYTES."""
+    with open_model_file(path, MAX_TEXT_BYTES) as fh:
+        try:
+            return fh.read().decode("utf-8")
+        except OSError as exc:
+            raise ModelError(path, f"cannot read ({exc.strerror or exc})") from None
+        except UnicodeDecodeError as exc:
+            raise ModelError(path, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+
+
 def _json(path: Path) -> dict:
+    """config.json as a mapping; {} when it is absent or unreadable (the description then says less)."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = json.loads(_text(path))
+    except (ModelError, ValueError, RecursionError):
         return {}
     return data if isinstance(data, dict) else {}
 
@@ -69,11 +88,13 @@ def _first(pattern: str, text: str) -> str:
 
 def _architecture(spec: Spec, config: dict) -> str:
     """The transformers class and its parts, e.g. "VisionEncoderDecoderModel (vit + trocr), size small"."""
-    name = ", ".join(config.get("architectures") or []) or str(config.get("model_type", "unknown"))
+    classes = config.get("architectures")
+    classes = [str(c) for c in classes] if isinstance(classes, list) else []
+    name = ", ".join(classes) or str(config.get("model_type", "unknown"))
     parts = [
         str(config[part]["model_type"])
         for part in ("encoder", "decoder")
-        if "model_type" in config.get(part, {})
+        if isinstance(config.get(part), dict) and "model_type" in config[part]
     ]
     if isinstance(spec, DetectorSpec) and spec.arch:
         parts = [spec.arch]

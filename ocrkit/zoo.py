@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import stat
 import sys
 import tempfile
 import warnings
@@ -41,7 +42,7 @@ def list_models() -> list[ShippedModel]:
     for folder in sorted(MODELS_DIR.iterdir()) if MODELS_DIR.is_dir() else []:
         try:
             found.append(ShippedModel(folder.name, read_spec(folder).kind, folder))
-        except ModelError:
+        except (ModelError, RecursionError):  # RecursionError: settings nested too deep for the JSON reader
             continue
     return found
 
@@ -87,12 +88,36 @@ def cache_root() -> Path:
     return Path(base) / "ocrkit"
 
 
+def open_model_file(path: Path, max_bytes: int | None = None):
+    """`path` opened for binary reading, if it is a regular file (or a link to one) of at most
+    `max_bytes`; else a ModelError naming it. Opened without blocking and checked on the open file, so
+    a FIFO never hangs the reader and a link to a device such as /dev/zero is never read."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        raise ModelError(path, f"cannot read ({exc.strerror or exc})") from None
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        os.close(fd)
+        raise ModelError(path, "not a regular file")
+    if max_bytes is not None and info.st_size > max_bytes:
+        os.close(fd)
+        raise ModelError(path, f"larger than {max_bytes // 1024} KB")
+    return os.fdopen(fd, "rb")
+
+
 def weights_digest(model_dir: Path) -> str:
-    """Short content hash of a model folder's safetensors and settings: its version."""
+    """Short content hash of a model folder's safetensors and settings: its version. Read in blocks,
+    regular files only; one that cannot be read is a ModelError naming it."""
     digest = hashlib.sha256()
     for path in sorted(model_dir.glob("*.safetensors")) + [spec_path(model_dir)]:
         digest.update(path.name.encode())
-        digest.update(path.read_bytes())
+        with open_model_file(path) as fh:
+            try:
+                while block := fh.read(1 << 20):
+                    digest.update(block)
+            except OSError as exc:
+                raise ModelError(path, f"cannot read ({exc.strerror or exc})") from None
     return digest.hexdigest()[:16]
 
 

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from ocrkit import zoo
-from ocrkit.errors import ModelError
+from ocrkit.errors import ModelError, report_error
 from ocrkit.model_info import CARD_NAME, ModelInfo, describe
 
 LABELS = {
@@ -37,15 +37,23 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run_list(args: argparse.Namespace) -> int:
-    infos = [describe(model.path) for model in zoo.list_models()]
+    """The shipped models that can be described; one error line for each that cannot (exit 1)."""
+    infos, broken = [], 0
+    for model in zoo.list_models():
+        try:
+            infos.append(describe(model.path))
+        except ModelError as exc:
+            report_error(exc)
+            broken += 1
+    code = 1 if broken else 0
     if args.json:
         print("\n".join(json.dumps(info.to_dict(), ensure_ascii=False) for info in infos))
-        return 0
+        return code
     rows = [("NAME", "KIND", "VERSION", "RELEASE")] + [(i.name, i.kind, i.version, i.release) for i in infos]
     widths = [max(len(row[n]) for row in rows) for n in range(3)]
     for row in rows:
         print("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=False)) + "  " + row[3])
-    return 0
+    return code
 
 
 def run_show(args: argparse.Namespace) -> int:

@@ -1,6 +1,9 @@
 """`ocrkit models list|show`: the shipped models with their versions, and what a model folder is."""
 
 import json
+import os
+
+import pytest
 
 from ocrkit import zoo
 from ocrkit.cli import main
@@ -64,3 +67,75 @@ def test_show_says_when_narrow_pages_get_a_longer_side(tiny_detector_dir, tmp_pa
         == "RGB page, long side 256 px (a narrow page: up to 320 px, short side at least 160 px), "
         + (f"padded to multiples of {spec.divisor}")
     )
+
+
+def _broken_copy(folder, tmp_path, damage: str):
+    """A copy of a model folder with one file replaced by something `models` cannot read as it is."""
+    import shutil
+
+    copy = tmp_path / "broken"
+    shutil.copytree(folder, copy)
+    card, head = copy / "MODEL_CARD.md", copy / "ctc_head.safetensors"
+    head.unlink(missing_ok=True)
+    if damage == "card not UTF-8":
+        card.write_bytes(b"# Card \xe7\n")
+    elif damage == "card a FIFO":
+        os.mkfifo(card)
+    elif damage == "weights a folder":
+        head.mkdir()
+    elif damage == "weights a link loop":
+        head.symlink_to(head.name)
+    elif damage == "weights a FIFO":
+        os.mkfifo(head)
+    elif damage == "weights a link to a device":
+        head.symlink_to("/dev/zero")
+    elif damage == "settings nested too deep":
+        (copy / "ocrkit.json").write_text("[" * 200_000 + "]" * 200_000)
+    return copy
+
+
+@pytest.mark.skipif(os.name == "nt", reason="FIFOs and /dev/zero are POSIX matters")
+@pytest.mark.parametrize(
+    "damage, problem",
+    [
+        ("card not UTF-8", "MODEL_CARD.md: not UTF-8 text"),
+        ("card a FIFO", "MODEL_CARD.md: not a regular file"),
+        ("weights a folder", "ctc_head.safetensors: not a regular file"),
+        ("weights a link loop", "ctc_head.safetensors: cannot read (Too many levels of symbolic links)"),
+        ("weights a FIFO", "ctc_head.safetensors: not a regular file"),
+        ("weights a link to a device", "ctc_head.safetensors: not a regular file"),
+        ("settings nested too deep", "ocrkit.json is not valid JSON"),
+    ],
+)
+def test_show_of_a_broken_folder_is_one_line(tiny_recognizer_dir, tmp_path, capsys, damage, problem):
+    folder = _broken_copy(tiny_recognizer_dir, tmp_path, damage)
+    assert main(["models", "show", str(folder)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"ocrkit: error: {folder}") and problem in err and err.count("\n") == 1
+
+
+def test_show_reads_past_config_parts_of_the_wrong_type(tiny_recognizer_dir, tmp_path, capsys):
+    import shutil
+
+    folder = tmp_path / "odd"
+    shutil.copytree(tiny_recognizer_dir, folder)
+    (folder / "config.json").write_text('{"encoder": "model_type", "architectures": "abc"}')
+    assert main(["models", "show", str(folder), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["architecture"].startswith("unknown")
+
+
+def test_list_names_a_broken_shipped_folder_in_one_line_and_lists_the_rest(
+    tiny_recognizer_dir, tmp_path, monkeypatch, capsys
+):
+    import shutil
+
+    shipped = tmp_path / "models"
+    shipped.mkdir()
+    shutil.copytree(tiny_recognizer_dir, shipped / "good")
+    shutil.copytree(_broken_copy(tiny_recognizer_dir, tmp_path, "card not UTF-8"), shipped / "bad")
+    monkeypatch.setattr(zoo, "MODELS_DIR", shipped)
+    assert main(["models", "list", "--json"]) == 1
+    out, err = capsys.readouterr()
+    assert [json.loads(line)["name"] for line in out.splitlines()] == ["good"]
+    card = shipped / "bad" / "MODEL_CARD.md"
+    assert err == f"ocrkit: error: {card}: not UTF-8 text (invalid continuation byte at byte 7)\n"
