@@ -8,6 +8,7 @@ import os
 import time
 from pathlib import Path
 
+from ocrkit.commands.options import folder, non_negative_int, positive_float
 from ocrkit.errors import OcrkitError
 
 # The list of evaluation files that no importer may take, when --reserved is not given.
@@ -48,16 +49,25 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     q = kinds.add_parser("pack", help="a line manifest or COCO page set → Parquet shards")
     q.add_argument("source", type=Path, metavar="SRC", help="lines .jsonl or COCO .json")
-    q.add_argument("--out", type=Path, required=True, help="folder to write the Parquet shards into")
-    q.add_argument("--shard-mb", type=float, default=64.0, help="target shard size in MB")
+    q.add_argument("--out", type=folder, required=True, help="folder to write the Parquet shards into")
+    q.add_argument("--shard-mb", type=positive_float, default=64.0, help="target shard size in MB")
     q.add_argument(
-        "--line-height", type=int, default=0, help="lines: re-encode crops at most this tall (0 = as stored)"
+        "--line-height",
+        type=non_negative_int,
+        default=0,
+        help="lines: re-encode crops at most this tall (0 = as stored)",
     )
     q.add_argument(
-        "--page-side", type=int, default=0, help="pages: re-encode with this long side (0 = as stored)"
+        "--page-side",
+        type=non_negative_int,
+        default=0,
+        help="pages: re-encode with this long side (0 = as stored)",
     )
     q.add_argument(
-        "--limit", type=int, default=0, help="a seeded sample of this many lines or pages (0 = all)"
+        "--limit",
+        type=non_negative_int,
+        default=0,
+        help="a seeded sample of this many lines or pages (0 = all)",
     )
     q.add_argument(
         "--codec",

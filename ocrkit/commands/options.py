@@ -9,6 +9,7 @@ and `--help` lists each option's default after its help text.
 from __future__ import annotations
 
 import argparse
+import math
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn
@@ -64,14 +65,27 @@ non_negative_int = int_range(0)
 
 
 def positive_float(text: str) -> float:
-    """argparse type: a number above 0 (a size or a limit)."""
+    """argparse type: a finite number above 0 (a size or a limit; infinity is no size to compute with)."""
     try:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be above 0, got {text}")
+    if not 0 < value < math.inf:
+        raise argparse.ArgumentTypeError(f"must be a finite number above 0, got {text}")
     return value
+
+
+def folder(text: str) -> Path:
+    """argparse type: a folder to write into. It may not exist yet, but neither it nor a folder above
+    it may be an existing file (it could not be created)."""
+    path = Path(text)
+    for above in (path, *path.parents):
+        if above.exists():
+            if not above.is_dir():
+                where = "" if above == path else f" (in {text!r})"
+                raise argparse.ArgumentTypeError(f"must be a folder, and {str(above)!r} is a file{where}")
+            break
+    return path
 
 
 def probability(text: str) -> float:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 
+from ocrkit.commands.options import folder, non_negative_int, positive_int
 from ocrkit.errors import OcrkitError
 
 
@@ -17,11 +17,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         ("lines", "line crops + lines.jsonl, cut like detector crops"),
     ):
         q = kinds.add_parser(what, help=helptext)
-        q.add_argument("--n", type=int, required=True, help=f"number of {what}")
-        q.add_argument("--out", type=Path, required=True, help="folder to write the images and labels into")
-        q.add_argument("--seed", type=int, default=0, help="same seed → same data, whatever --workers")
-        q.add_argument("--workers", type=int, default=1, help="processes rendering in parallel")
-        q.add_argument("--preview", type=Path, help="also draw boxes/texts of the first items here")
+        q.add_argument("--n", type=positive_int, required=True, help=f"number of {what}")
+        q.add_argument("--out", type=folder, required=True, help="folder to write the images and labels into")
+        q.add_argument(
+            "--seed", type=non_negative_int, default=0, help="same seed → same data, whatever --workers"
+        )
+        q.add_argument("--workers", type=positive_int, default=1, help="processes rendering in parallel")
+        q.add_argument("--preview", type=folder, help="also draw boxes/texts of the first items here")
         q.add_argument("--clean", action="store_true", help="no degradations (black text on white)")
         q.add_argument(
             "--layouts",
@@ -78,8 +80,6 @@ def _parse_scale(spec: str | None) -> tuple[float, float]:
 def run(args: argparse.Namespace) -> int:
     from ocrkit.data.synth.generate import generate_lines, generate_pages
 
-    if args.n < 1 or args.workers < 1:
-        raise OcrkitError("--n and --workers must be at least 1")
     common = {
         "seed": args.seed,
         "workers": args.workers,

@@ -80,9 +80,37 @@ def test_version(capsys):
         ["recognize", "x.png", "--batch-size", "0"],
         ["infer", "x.png", "--min-confidence", "1"],
         ["infer", "x.png", "--min-confidence", "high"],
+        ["serve", "--max-upload-mb", "inf"],
+        ["serve", "--max-upload-mb", "1e400"],
+        ["synth", "lines", "--n", "2", "--out", "o", "--seed", "-1"],
+        ["synth", "pages", "--n", "0", "--out", "o"],
+        ["data", "pack", "x.jsonl", "--out", "o", "--line-height", "-5"],
+        ["data", "pack", "x.jsonl", "--out", "o", "--page-side", "-1"],
+        ["data", "pack", "x.jsonl", "--out", "o", "--shard-mb", "0"],
+        ["data", "pack", "x.jsonl", "--out", "o", "--shard-mb", "nan"],
+        ["data", "pack", "x.jsonl", "--out", "o", "--limit", "-1"],
     ],
 )
 def test_bad_values_are_one_error_line(argv, capsys):
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("ocrkit: error: argument ")
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["synth", "lines", "--n", "2", "--out", "{file}"],
+        ["synth", "pages", "--n", "2", "--out", "{file}/sub"],
+        ["synth", "pages", "--n", "2", "--out", "{tmp}/o", "--preview", "{file}"],
+        ["data", "pack", "x.jsonl", "--out", "{file}"],
+    ],
+)
+def test_an_output_folder_that_is_a_file_is_one_error_line(argv, tmp_path, capsys):
+    afile = tmp_path / "afile"
+    afile.write_text("")
+    argv = [a.format(file=afile, tmp=tmp_path) for a in argv]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"must be a folder, and '{afile}' is a file" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"]  # nothing was written
