@@ -253,3 +253,40 @@ def test_a_page_without_lines_is_said_in_one_line(tmp_path, models, capsys, monk
     assert code == 0
     assert "blank.png: no text lines found" in err and "ocrkit recognize" in err
     assert err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_infer_writes_the_chosen_format_on_standard_output(tmp_path, models, capsys):
+    """Without --out: json as one JSON object per line, txt pages split by a form feed, XML for a page."""
+    Image.fromarray(page_image()).save(tmp_path / "a.png")
+    Image.fromarray(page_image(seed=1)).save(tmp_path / "b.png")
+    pages = [tmp_path / "a.png", tmp_path / "b.png"]
+    code, out, err = run_cli(["infer", *pages, "--format", "json", *models], capsys)
+    assert code == 0, err
+    records = [json.loads(line) for line in out.splitlines()]
+    assert [Path(r["image"]).name for r in records] == ["a.png", "b.png"]
+    assert all(r["lines"] and {"bbox", "text", "score"} <= set(r["lines"][0]) for r in records)
+    code, text, err = run_cli(["infer", *pages, *models], capsys)
+    assert code == 0, err
+    texts = text.split("\f")  # tesseract's layout: a form feed before each page but the first
+    assert len(texts) == 2 and all(page.strip() and page.endswith("\n") for page in texts)
+    code, out, err = run_cli(["infer", pages[0], "--format", "alto", *models], capsys)
+    assert code == 0, err
+    root = ET.fromstring(out.encode())
+    assert root.tag.endswith("alto") and out.count("<?xml") == 1
+
+
+@pytest.mark.parametrize(
+    ("option", "words"),
+    [
+        (["--format", "overlay"], "--format overlay writes pictures: give --out DIR"),
+        (["--format", "txt,json"], "standard output takes one format"),
+        (["--format", "hocr"], "the inputs hold 2 pages: give --out DIR"),
+    ],
+)
+def test_infer_refuses_what_standard_output_cannot_hold_before_loading(tmp_path, capsys, option, words):
+    for name in ("a.png", "b.png"):
+        Image.fromarray(page_image()).save(tmp_path / name)
+    missing = ["--det-model", tmp_path / "no_det", "--rec-model", tmp_path / "no_rec"]  # never reached
+    code, out, err = run_cli(["infer", tmp_path / "a.png", tmp_path / "b.png", *option, *missing], capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert err.startswith("ocrkit: error: ") and words in err and "no_det" not in err
