@@ -9,6 +9,7 @@ new shipped weights get a new export instead of a stale one.
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import os
 import shutil
@@ -50,13 +51,48 @@ def list_models() -> list[ShippedModel]:
 def resolve(name_or_path: str | Path | None, kind: Kind) -> Path:
     """The folder to load as `kind`: None → the shipped default; an existing folder, or a path with a
     folder in it → that path (its loader reports what is wrong with it); otherwise the shipped model of
-    that name. An existing folder wins over a shipped name, so a local folder is never shadowed."""
+    that name. An existing folder wins over a shipped name, so a local folder is never shadowed. A bare
+    name that is neither, but close to the name of a shipped `kind`, is a ModelError suggesting it."""
     if name_or_path is None:
         return _shipped(DEFAULTS[kind], kind)
     path = Path(name_or_path)
     if path.is_dir() or len(path.parts) != 1 or not (MODELS_DIR / path.name).is_dir():
+        if len(path.parts) == 1 and not path.exists():
+            _refuse_near_miss(path.name, kind)
         return path
     return _shipped(path.name, kind)
+
+
+def nearest_name(name: str, names: list[str]) -> str | None:
+    """The one of `names` that `name` most likely mistypes (difflib's ratio 0.6 or more), if any."""
+    matches = difflib.get_close_matches(name, names, n=1)
+    return matches[0] if matches else None
+
+
+def _refuse_near_miss(name: str, kind: Kind) -> None:
+    """A name that is no folder and no shipped model, but close to the name of a shipped `kind`, is a
+    ModelError suggesting that name; any other name is left to the loader, which says it is missing."""
+    match = nearest_name(name, [model.name for model in list_models() if model.kind == kind])
+    if match is not None:
+        raise ModelError(name, f"no such folder, nor a shipped {kind} of that name; did you mean {match!r}?")
+
+
+# The files of a torch model folder's weights: one file, or the index of a sharded set.
+TORCH_WEIGHTS = ("model.safetensors", "model.safetensors.index.json")
+
+
+def is_onnx_export(folder: Path) -> bool:
+    """Whether `folder` holds an ONNX export (.onnx graphs and no torch weights beside them)."""
+    folder = Path(folder)
+    return any(folder.glob("*.onnx")) and not any((folder / name).is_file() for name in TORCH_WEIGHTS)
+
+
+def refuse_onnx_export(folder: Path, remedy: str) -> None:
+    """A ModelError saying what to do (`remedy`) when `folder`, about to be loaded through torch, is an
+    ONNX export: transformers would otherwise fail on it with a message listing every model type it
+    knows (or, for a recognizer export, on the torch weights it lacks)."""
+    if is_onnx_export(folder):
+        raise ModelError(folder, f"holds an ONNX export: {remedy}")
 
 
 def _shipped(name: str, kind: Kind) -> Path:

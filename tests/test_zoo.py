@@ -76,3 +76,26 @@ def test_weights_digest_follows_weights_and_settings(shipped):
     assert len(first) == 16 and zoo.weights_digest(folder) == first
     write_spec(folder, DetectorSpec(96))
     assert zoo.weights_digest(folder) != first
+
+
+def test_a_name_close_to_a_shipped_model_of_the_kind_suggests_it(shipped, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ModelError, match=r"^recogniser: .*did you mean 'recognizer'\?$"):
+        zoo.resolve("recogniser", "recognizer")
+    with pytest.raises(ModelError, match=r"did you mean 'detector'\?"):
+        zoo.resolve("detectr", "detector")
+    assert zoo.resolve("recogniser", "detector").name == "recogniser"  # only names of the kind asked for
+    assert zoo.resolve("mine", "recognizer").name == "mine"  # nothing close: the loader says it is missing
+    (tmp_path / "recogniser").mkdir()  # an existing folder is never second-guessed
+    assert zoo.resolve("recogniser", "recognizer").name == "recogniser"
+
+
+def test_is_onnx_export_wants_graphs_without_torch_weights(tmp_path):
+    assert not zoo.is_onnx_export(tmp_path / "gone")
+    (tmp_path / "detector.onnx").write_bytes(b"graph")
+    assert zoo.is_onnx_export(tmp_path)
+    with pytest.raises(ModelError, match="holds an ONNX export: add --backend onnx"):
+        zoo.refuse_onnx_export(tmp_path, "add --backend onnx")
+    (tmp_path / "model.safetensors").write_bytes(b"weights")  # torch weights beside: a torch folder
+    assert not zoo.is_onnx_export(tmp_path)
+    zoo.refuse_onnx_export(tmp_path, "add --backend onnx")

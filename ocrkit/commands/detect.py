@@ -40,7 +40,9 @@ def run(args: argparse.Namespace) -> int:
     if not inputs.sources:
         return failures.exit_code(inputs.total)
     set_torch_threads(args.threads)
-    detector = load_detector(zoo.resolve(args.det_model, "detector"), device=args.device)
+    folder = zoo.resolve(args.det_model, "detector")
+    zoo.refuse_onnx_export(folder, "ocrkit detect runs torch folders; give the one it was exported from")
+    detector = load_detector(folder, device=args.device)
     manifest: list[str] = []
     for source, image in iter_loaded_pages(inputs, failures):
         try:

@@ -70,8 +70,10 @@ def find(name_or_path: str) -> Path:
     shipped = {model.name: model.path for model in zoo.list_models()}
     if name_or_path in shipped:
         return shipped[name_or_path]
+    match = zoo.nearest_name(name_or_path, list(shipped))
+    hint = f"; did you mean {match!r}?" if match else ""
     raise ModelError(
-        path, f"no such model folder, nor a shipped model ({', '.join(shipped) or 'none installed'})"
+        path, f"no such model folder, nor a shipped model ({', '.join(shipped) or 'none installed'}){hint}"
     )
 
 

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn
 
+from ocrkit import zoo
 from ocrkit.decode.ctc import DECODINGS
 from ocrkit.errors import report_error
 from ocrkit.pipeline import BACKEND, BACKENDS, BATCH_SIZE, DEVICE, PAGES_PER_BATCH  # the library's defaults
@@ -172,7 +173,12 @@ def add_model_options(
 
 
 def ocr_options(args: argparse.Namespace) -> dict[str, Any]:
-    """The keyword arguments of ocrkit.pipeline.OCR that the model options in `args` ask for."""
+    """The keyword arguments of ocrkit.pipeline.OCR that the model options in `args` ask for. A model
+    folder the chosen backend cannot load (an ONNX export given to torch) is refused here, in one
+    line that names the option to add, before any model loads."""
+    if args.backend == "torch":
+        for name_or_path, kind in ((args.det_model, "detector"), (args.rec_model, "recognizer")):
+            zoo.refuse_onnx_export(zoo.resolve(name_or_path, kind), "add --backend onnx")
     names = (
         "det_model",
         "rec_model",

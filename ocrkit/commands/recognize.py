@@ -78,8 +78,10 @@ def run(args: argparse.Namespace) -> int:
     if not items:
         return failures.exit_code(total)
     set_torch_threads(args.threads)
+    folder = zoo.resolve(args.rec_model, "recognizer")
+    zoo.refuse_onnx_export(folder, "ocrkit recognize runs torch folders; give the one it was exported from")
     recognizer = load_recognizer(
-        zoo.resolve(args.rec_model, "recognizer"),
+        folder,
         device=args.device,
         decoding=args.decoding,
     )

@@ -290,3 +290,42 @@ def test_infer_refuses_what_standard_output_cannot_hold_before_loading(tmp_path,
     code, out, err = run_cli(["infer", tmp_path / "a.png", tmp_path / "b.png", *option, *missing], capsys)
     assert code == 2 and out == "" and err.count("\n") == 1
     assert err.startswith("ocrkit: error: ") and words in err and "no_det" not in err
+
+
+def test_an_onnx_export_given_to_torch_is_one_line_naming_the_backend(tmp_path, tiny_recognizer_dir, capsys):
+    from ocrkit.model_folder import DetectorSpec, write_spec
+
+    Image.fromarray(page_image()).save(tmp_path / "p.png")
+    det_export = tmp_path / "det_onnx"  # what tools/export_onnx.py writes for a detector: graph + settings
+    det_export.mkdir()
+    write_spec(det_export, DetectorSpec(128, "d_fine", onnx="detector.onnx"))
+    (det_export / "detector.onnx").write_bytes(b"graph")
+    rec_export = tmp_path / "rec_onnx"  # a recognizer export: graphs, config and tokenizer, no weights
+    shutil.copytree(tiny_recognizer_dir, rec_export)
+    (rec_export / "model.safetensors").unlink()
+    (rec_export / "encoder_model.onnx").write_bytes(b"graph")
+    p = tmp_path / "p.png"
+    runs = [
+        (
+            ["infer", p, "--det-model", det_export, "--rec-model", tiny_recognizer_dir],
+            det_export,
+            "add --backend onnx",
+        ),
+        (["infer", p, "--rec-model", rec_export], rec_export, "add --backend onnx"),
+        (
+            ["detect", p, "--out", tmp_path / "det", "--det-model", det_export],
+            det_export,
+            "ocrkit detect runs torch",
+        ),
+    ]
+    for argv, export, remedy in runs:
+        code, _, err = run_cli(argv, capsys)
+        assert code == 2 and err.count("\n") == 1 and "Traceback" not in err, err
+        assert f"{export}: holds an ONNX export: {remedy}" in err
+
+
+def test_a_mistyped_shipped_model_name_gets_a_suggestion(tmp_path, capsys):
+    Image.fromarray(page_image()).save(tmp_path / "p.png")
+    code, _, err = run_cli(["infer", tmp_path / "p.png", "--rec-model", "recogniser"], capsys)
+    assert code == 2 and err.count("\n") == 1
+    assert "recogniser: " in err and "did you mean 'recognizer'?" in err

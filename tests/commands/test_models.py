@@ -47,7 +47,10 @@ def test_an_unknown_model_is_one_line(capsys):
     assert main(["models", "show", "nope"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("ocrkit: error: nope: no such model folder, nor a shipped model (detector, ")
-    assert err.count("\n") == 1
+    assert err.count("\n") == 1 and "did you mean" not in err
+    assert main(["models", "show", "recogniser"]) == 2
+    err = capsys.readouterr().err
+    assert err.endswith("; did you mean 'recognizer'?\n") and err.count("\n") == 1
 
 
 def test_show_says_when_narrow_pages_get_a_longer_side(tiny_detector_dir, tmp_path, capsys):
