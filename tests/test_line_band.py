@@ -30,12 +30,12 @@ def test_a_blank_line_height_above_or_below_is_cut_off():
 
 
 def test_a_neighbours_descenders_above_a_gap_are_cut_off():
-    descenders = np.full((14, 300), PAPER, np.uint8)
+    descenders = np.full((20, 300), PAPER, np.uint8)
     descenders[:, 40:44] = INK  # two thin descenders of the line above
     descenders[:, 200:204] = INK
-    crop = np.concatenate([descenders, _paper(6), _text_rows(26), _paper(3)])
+    crop = np.concatenate([descenders, _paper(8), _text_rows(26), _paper(3)])
     top, bottom = line_band(crop)
-    assert top >= 14 and bottom == crop.shape[0]
+    assert top >= 20 and bottom == crop.shape[0]
 
 
 def test_a_tight_crop_and_ink_touching_the_line_are_kept_whole():
