@@ -16,7 +16,7 @@ import numpy as np
 from PIL import Image
 from torch.utils.data import Dataset
 
-from ocrkit.data.framing import frame_line
+from ocrkit.data.framing import frame_line, paper_level
 from ocrkit.data.manifest import read_manifest
 from ocrkit.data.mixing import mixture, parse_sources
 from ocrkit.data.packed import decode_image, is_packed, read_packed_lines
@@ -217,8 +217,8 @@ def glue_images(images: list[np.ndarray]) -> np.ndarray:
 
 
 def _paper(images: list[np.ndarray]) -> int:
-    """The paper's gray level: the median of the crops' first and last columns."""
-    return int(np.median(np.concatenate([im[:, [0, -1]].reshape(-1, 3) for im in images])))
+    """The paper's gray level of crops glued together: over all their first and last columns."""
+    return paper_level(np.concatenate([im[:, [0, -1]] for im in images]))
 
 
 def _gap(height: int) -> int:

@@ -80,33 +80,21 @@ def detector_config(
 def recognizer_config(
     recipe: dict, start: Path, train: str, val: str, synth: str | None, weight: float, out_dir: Path
 ) -> RecognizerConfig:
-    """The recognizer's training config: recipe choices, the start folder's geometry and decoding."""
-    spec = read_spec(start, "recognizer")
-    has_head = (start / spec.ctc_head).is_file()
-    decoding = Decoding(spec.decoding) if has_head else Decoding.ATTENTION
-    model = {"pretrained": str(start), "decoding": decoding.value}
-    if not has_head:
-        model["ctc_weight"] = 0.0
-    elif float(recipe.get("model", {}).get("ctc_weight", 0.0)) <= 0 and decoding.reads_head:
+    """The recognizer's training config: recipe choices, the start folder's geometry and decoding
+    (RecognizerConfig.start_folder_settings: the same settings any config starting from a folder keeps)."""
+    inherited = RecognizerConfig.start_folder_settings({"model": {"pretrained": str(start)}})
+    if not inherited:
+        read_spec(start, "recognizer")  # not an ocrkit recognizer folder: the one-line error says why
+    model = {"pretrained": str(start), **inherited["model"]}
+    if "ctc_frames_per_patch" not in model:  # no CTC head: the decoder reads
+        model.update(ctc_weight=0.0, decoding=Decoding.ATTENTION.value)
+    elif (
+        float(recipe.get("model", {}).get("ctc_weight", 0.0)) <= 0 and Decoding(model["decoding"]).reads_head
+    ):
         raise ConfigError("model.ctc_weight: the start model reads with its CTC head; keep it above 0")
-    else:
-        model["ctc_frames_per_patch"] = spec.ctc_frames_per_patch
-    keys = ("size", "max_target_length", "joint_ctc_weight", "joint_gate", "joint_alternatives")
-    for key in (*keys, "decoder_max_chars", "decoder_gate") if has_head else keys:
-        value = getattr(spec, key)
-        if value is not None:
-            model[key] = value
-    p = spec.preprocess
     fixed = {
         "model": model,
-        "data": {
-            "train": _train_source(train, synth, weight),
-            "val": val,
-            "longest": p.longest,
-            "max_height": p.max_height,
-            "grayscale": p.grayscale,
-            "pad_value": p.pad_value,
-        },
+        "data": {"train": _train_source(train, synth, weight), "val": val, **inherited["data"]},
         "train": {"out_dir": str(out_dir)},
     }
     return from_dict(RecognizerConfig, _merge(recipe, fixed))
