@@ -3,11 +3,28 @@
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from ocrkit.reading_order import same_row
+
+
+@dataclass
+class Word:
+    """A word of a line: the characters between spaces, placed by the recognizer's CTC alignment
+    (ocrkit.words)."""
+
+    bbox: list[float]  # [x0, y0, x1, y1] in original-image pixels, inside its line's box
+    text: str
+    score: float = 0.0  # mean CTC probability of its characters on the frames they were read from
+
+    def to_dict(self) -> dict:
+        return {
+            "bbox": [round(float(v), 2) for v in self.bbox],
+            "text": self.text,
+            "score": round(float(self.score), 5),
+        }
 
 
 @dataclass
@@ -17,12 +34,13 @@ class Line:
     score: float = 0.0  # det_score × rec_score: how likely the line is real AND read right
     det_score: float = 0.0
     rec_score: float = 0.0
+    words: list[Word] = field(default_factory=list)  # left to right; empty when nothing was read
 
     def to_dict(self) -> dict:
-        d = asdict(self)
-        d["bbox"] = [round(float(v), 2) for v in self.bbox]
+        d = {"bbox": [round(float(v), 2) for v in self.bbox], "text": self.text}
         for key in ("score", "det_score", "rec_score"):
-            d[key] = round(float(d[key]), 5)
+            d[key] = round(float(getattr(self, key)), 5)
+        d["words"] = [word.to_dict() for word in self.words]
         return d
 
 
@@ -70,6 +88,10 @@ class Page:
                 score=ln.get("score", 0.0),
                 det_score=ln.get("det_score", ln.get("score", 0.0)),
                 rec_score=ln.get("rec_score", 0.0),
+                words=[
+                    Word([float(v) for v in w["bbox"]], w.get("text", ""), w.get("score", 0.0))
+                    for w in ln.get("words", [])
+                ],
             )
             for ln in d.get("lines", [])
         ]

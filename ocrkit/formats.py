@@ -25,6 +25,12 @@ def _ints(bbox: list[float]) -> tuple[int, int, int, int]:
     return x0, y0, max(x1, x0 + 1), max(y1, y0 + 1)
 
 
+def _points(bbox: list[float]) -> str:
+    """A box as PAGE-XML's clockwise polygon of its four corners."""
+    x0, y0, x1, y1 = _ints(bbox)
+    return f"{x0},{y0} {x1},{y0} {x1},{y1} {x0},{y1}"
+
+
 def xml_chars(text: str) -> str:
     """`text` without the characters XML 1.0 cannot hold (ElementTree escapes `<&>"` but writes these
     as they are, which no XML parser reads)."""
@@ -83,7 +89,20 @@ def to_hocr(page: Page) -> str:
                 "title": f"bbox {x0} {y0} {x1} {y1}; x_wconf {round(100 * line.score)}",
             },
         )
-        span.text = line.text
+        if not line.words:
+            span.text = line.text
+        for k, word in enumerate(line.words, 1):
+            wx0, wy0, wx1, wy1 = _ints(word.bbox)
+            element = ET.SubElement(
+                span,
+                "span",
+                {
+                    "class": "ocrx_word",
+                    "id": f"word_{n}_{k}",
+                    "title": f"bbox {wx0} {wy0} {wx1} {wy1}; x_wconf {round(100 * word.score)}",
+                },
+            )
+            element.text = word.text  # the indentation between words reads as a space in HTML
     return (
         '<?xml version="1.0" encoding="UTF-8"?>\n'
         '<!DOCTYPE html PUBLIC "-//W3C//DTD XHTML 1.0 Transitional//EN" '
@@ -120,9 +139,18 @@ def to_alto(page: Page) -> str:
         x0, y0, x1, y1 = _ints(line.bbox)
         geom = {"HPOS": str(x0), "VPOS": str(y0), "WIDTH": str(x1 - x0), "HEIGHT": str(y1 - y0)}
         tl = ET.SubElement(block, q("TextLine"), {"ID": f"line_{n}", **geom})
-        ET.SubElement(
-            tl, q("String"), {"ID": f"string_{n}", **geom, "CONTENT": line.text, "WC": f"{line.score:.4f}"}
-        )
+        if not line.words:
+            attrs = {"ID": f"string_{n}", **geom, "CONTENT": line.text, "WC": f"{line.score:.4f}"}
+            ET.SubElement(tl, q("String"), attrs)
+        for k, word in enumerate(line.words, 1):
+            if k > 1:  # the space between two words, from the end of one to the start of the next
+                before = _ints(line.words[k - 2].bbox)[2]
+                gap = max(0, _ints(word.bbox)[0] - before)
+                ET.SubElement(tl, q("SP"), {"HPOS": str(before), "VPOS": str(y0), "WIDTH": str(gap)})
+            wx0, wy0, wx1, wy1 = _ints(word.bbox)
+            wgeom = {"HPOS": str(wx0), "VPOS": str(wy0), "WIDTH": str(wx1 - wx0), "HEIGHT": str(wy1 - wy0)}
+            attrs = {"ID": f"string_{n}_{k}", **wgeom, "CONTENT": word.text, "WC": f"{word.score:.4f}"}
+            ET.SubElement(tl, q("String"), attrs)
     return _xml(alto)
 
 
@@ -145,15 +173,19 @@ def to_page_xml(page: Page) -> str:
         region, q("Coords"), {"points": f"0,0 {page.width},0 {page.width},{page.height} 0,{page.height}"}
     )
     for n, line in enumerate(page.lines, 1):
-        x0, y0, x1, y1 = _ints(line.bbox)
         tl = ET.SubElement(region, q("TextLine"), {"id": f"line_{n}"})
-        ET.SubElement(tl, q("Coords"), {"points": f"{x0},{y0} {x1},{y0} {x1},{y1} {x0},{y1}"})
+        ET.SubElement(tl, q("Coords"), {"points": _points(line.bbox)})
+        for k, word in enumerate(line.words, 1):
+            element = ET.SubElement(tl, q("Word"), {"id": f"word_{n}_{k}"})
+            ET.SubElement(element, q("Coords"), {"points": _points(word.bbox)})
+            word_equiv = ET.SubElement(element, q("TextEquiv"), {"conf": f"{word.score:.4f}"})
+            ET.SubElement(word_equiv, q("Unicode")).text = word.text
         equiv = ET.SubElement(tl, q("TextEquiv"), {"conf": f"{line.score:.4f}"})
         ET.SubElement(equiv, q("Unicode")).text = line.text
     return _xml(root)
 
 
-FORMATS = ("txt", "json", "hocr", "alto", "page", "overlay")
+FORMATS = ("txt", "json", "hocr", "alto", "page", "overlay", "pdf")
 EXTENSIONS = {
     "txt": "txt",
     "json": "json",
@@ -161,12 +193,23 @@ EXTENSIONS = {
     "alto": "alto.xml",
     "page": "page.xml",
     "overlay": "overlay.png",
+    "pdf": "pdf",
 }
 
 
 def render(page: Page, fmt: str, image: np.ndarray | None = None) -> str | bytes:
     """`page` in the format named `fmt` (one of FORMATS), as `ocrkit infer` writes it to
-    `<name>.<EXTENSIONS[fmt]>`; "overlay" draws the boxes on the page's RGB `image`, so it needs it."""
+    `<name>.<EXTENSIONS[fmt]>`; "overlay" draws the boxes on the page's RGB `image`, so it needs it, and
+    "pdf" makes a one-page searchable PDF of it (ocrkit.searchable_pdf; `ocrkit infer` writes one PDF per
+    input document instead)."""
+    if fmt == "pdf":
+        if image is None:
+            raise ValueError("the pdf format puts the page image under its text: pass image=")
+        from ocrkit.searchable_pdf import SearchablePdf
+
+        document = SearchablePdf()
+        document.add_picture(page, image)
+        return document.to_bytes()
     if fmt == "overlay":
         if image is None:
             raise ValueError("the overlay format draws on the page image: pass image=")

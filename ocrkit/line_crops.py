@@ -13,11 +13,20 @@ CROP_MARGIN = 0.0
 
 def crop_lines(image: np.ndarray, boxes: np.ndarray, margin: float = CROP_MARGIN) -> list[np.ndarray]:
     """Cut each xyxy box (plus a margin proportional to its height) out of the page."""
-    h, w = image.shape[:2]
-    crops = []
+    windows = crop_windows(image.shape, boxes, margin)
+    return [image[top:bottom, left:right] for left, top, right, bottom in windows]
+
+
+def crop_windows(
+    shape: tuple[int, ...], boxes: np.ndarray, margin: float = CROP_MARGIN
+) -> list[tuple[int, int, int, int]]:
+    """The pixel window (left, top, right, bottom) `crop_lines` cuts for each box of a page of `shape`:
+    where a crop's pixels sit on the page, so positions read on a crop map back to it."""
+    h, w = shape[:2]
+    windows = []
     for x0, y0, x1, y1 in np.asarray(boxes, np.float32).reshape(-1, 4):
         pad = margin * max(1.0, y1 - y0)
         left, top = int(max(0, np.floor(x0 - pad))), int(max(0, np.floor(y0 - pad)))
         right, bottom = int(min(w, np.ceil(x1 + pad))), int(min(h, np.ceil(y1 + pad)))
-        crops.append(image[top : max(bottom, top + 1), left : max(right, left + 1)])
-    return crops
+        windows.append((left, top, max(right, left + 1), max(bottom, top + 1)))
+    return windows

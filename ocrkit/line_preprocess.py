@@ -50,6 +50,11 @@ class LinePreprocess:
     def apply(self, crop: np.ndarray, fit_width: bool = False) -> np.ndarray:
         """Crop (any dtype/channels) → letterboxed HxWx3 uint8, both sides multiples of `divisor`; wider
         than `longest` only when `windowed` and not `fit_width`."""
+        return self.apply_scaled(crop, fit_width)[0]
+
+    def apply_scaled(self, crop: np.ndarray, fit_width: bool = False) -> tuple[np.ndarray, float]:
+        """`apply`, and its scale: letterboxed pixels per crop pixel (x of a crop = x letterboxed / scale;
+        the margins `trim_margins` cuts are rows, so x keeps its origin)."""
         img = to_rgb_uint8(crop)
         if self.trim_margins:
             top, bottom = line_band(cv2.cvtColor(img, cv2.COLOR_RGB2GRAY))
@@ -57,8 +62,8 @@ class LinePreprocess:
         if self.grayscale:
             img = np.repeat(cv2.cvtColor(img, cv2.COLOR_RGB2GRAY)[:, :, None], 3, axis=2)
         longest = self.target_longest(*img.shape[:2], fit_width)
-        out, _ = letterbox(img, longest=longest, divisor=self.divisor, pad_value=self.pad_value)
-        return out
+        out, geometry = letterbox(img, longest=longest, divisor=self.divisor, pad_value=self.pad_value)
+        return out, geometry.scale
 
     def batch(self, images: list[np.ndarray]) -> np.ndarray:
         """Letterboxed uint8 images → float32 NCHW, padded bottom/right to the batch's largest H and W."""

@@ -18,10 +18,11 @@ from ocrkit.document import Line, Page
 from ocrkit.errors import InputError, OcrkitError
 from ocrkit.inputs import collect_inputs
 from ocrkit.io import PageSource, load_page
-from ocrkit.line_crops import crop_lines
+from ocrkit.line_crops import crop_windows
 from ocrkit.model_folder import read_spec
 from ocrkit.not_text import is_text
 from ocrkit.reading_order import reading_order
+from ocrkit.words import PlacedText, place_words
 
 BACKENDS = ("torch", "onnx")
 BACKEND = "torch"  # the default everywhere (library and commands): the same results unless asked otherwise
@@ -34,6 +35,12 @@ class LineDetector(Protocol):
     """What the torch detector and its ONNX export both offer."""
 
     def predict(self, images: list[np.ndarray]) -> list[tuple[np.ndarray, np.ndarray]]: ...
+
+
+class LineReader(Protocol):
+    """What the torch recognizer and its ONNX export both offer."""
+
+    def read_placed(self, crops: list[np.ndarray], batch_size: int = ...) -> list[PlacedText]: ...
 
 
 class OCR:
@@ -68,6 +75,8 @@ class OCR:
         if min_confidence is None:
             min_confidence = read_spec(rec_dir, "recognizer").min_confidence or 0.0
         self.min_confidence = min_confidence
+        self.detector: LineDetector
+        self.recognizer: LineReader
         if backend == "torch":
             import torch
 
@@ -182,20 +191,25 @@ class OCR:
         return found
 
     def _read_lines(self, images: Sequence[np.ndarray], found: list[Page]) -> None:
-        """Recognise the lines of `found` (boxes on `images`) in one run, filling in text and scores."""
+        """Recognise the lines of `found` (boxes on `images`) in one run, filling in text, scores and
+        words (ocrkit.words)."""
+        windows = [crop_windows(image.shape, page.boxes()) for image, page in zip(images, found, strict=True)]
         crops = [
-            crop
-            for image, page in zip(images, found, strict=True)
-            for crop in crop_lines(image, page.boxes())
+            image[top:bottom, left:right]
+            for image, page_windows in zip(images, windows, strict=True)
+            for left, top, right, bottom in page_windows
         ]
         start = time.perf_counter()
-        texts = iter(self.recognizer.recognize(crops, batch_size=self.batch_size) if crops else [])
+        texts = iter(self.recognizer.read_placed(crops, batch_size=self.batch_size) if crops else [])
         per_line = (time.perf_counter() - start) / max(len(crops), 1)
-        for page in found:
+        pixels = iter(crops)
+        for page, page_windows in zip(found, windows, strict=True):
             page.seconds += per_line * len(page.lines)
-            for line, (text, rec_score) in zip(page.lines, texts, strict=False):  # texts: all pages' lines
-                line.text, line.rec_score = text, float(rec_score)
+            # texts: the lines of all pages
+            for line, placed, window in zip(page.lines, texts, page_windows, strict=False):
+                line.text, line.rec_score = placed.text, float(placed.score)
                 line.score = line.det_score * line.rec_score
+                line.words = place_words(placed, line.bbox, window[0], next(pixels), window[1])
 
 
 def detect_page(detector: LineDetector, image: np.ndarray, name: str = "<array>", page: int = 1) -> Page:

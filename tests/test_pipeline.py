@@ -8,6 +8,12 @@ from PIL import Image
 from ocrkit.document import Page
 from ocrkit.errors import InputError
 from ocrkit.pipeline import OCR, _lines
+from ocrkit.words import PlacedText
+
+
+def placed(text: str, score: float) -> PlacedText:
+    """A reading without positions, as a recognizer stand-in returns it."""
+    return PlacedText(text, score, [text])
 
 
 @pytest.mark.slow
@@ -20,13 +26,13 @@ def test_pages_read_together_match_pages_read_alone(tmp_path, tiny_detector_dir,
     for image, path in zip(images, paths, strict=True):
         Image.fromarray(image).save(path)
     calls = []
-    recognize = ocr.recognizer.recognize
+    read_placed = ocr.recognizer.read_placed
 
     def spy(crops, batch_size):
         calls.append(len(crops))
-        return recognize(crops, batch_size=batch_size)
+        return read_placed(crops, batch_size=batch_size)
 
-    ocr.recognizer.recognize = spy
+    ocr.recognizer.read_placed = spy
     together = list(ocr.read_many(paths, pages_per_batch=3))
     assert calls == [sum(len(p.lines) for p in together)] and calls[0] > 0
     alone = [ocr.read(img, name=str(path)) for img, path in zip(images, paths, strict=True)]
@@ -67,13 +73,13 @@ def test_boxes_read_as_nothing_are_dropped(tiny_detector_dir, tiny_recognizer_di
     image = page_image(seed=4)
     every = ocr.read(image, name="p")
     assert len(every.lines) >= 2
-    recognize = ocr.recognizer.recognize
+    read_placed = ocr.recognizer.read_placed
 
     def blank_even_lines(crops, batch_size):
-        read = recognize(crops, batch_size=batch_size)
-        return [(" " * (i % 4), 0.1) if i % 2 == 0 else r for i, r in enumerate(read)]
+        read = read_placed(crops, batch_size=batch_size)
+        return [placed(" " * (i % 4), 0.1) if i % 2 == 0 else r for i, r in enumerate(read)]
 
-    ocr.recognizer.recognize = blank_even_lines
+    ocr.recognizer.read_placed = blank_even_lines
     kept = ocr.read(image, name="p")
     assert [x.text for x in kept.lines] == [x.text for x in every.lines[1::2]]
     np.testing.assert_allclose([x.bbox for x in kept.lines], [x.bbox for x in every.lines[1::2]])
@@ -93,7 +99,7 @@ def test_readings_that_are_not_text_are_dropped_and_unsure_lines_with_letters_ke
         ("la ma la ma la ma la ma la ma", 0.5),
         ("x5", 0.2),
     ]
-    ocr.recognizer.recognize = lambda crops, batch_size: readings[: len(crops)]
+    ocr.recognizer.read_placed = lambda crops, batch_size: [placed(*r) for r in readings[: len(crops)]]
     ocr.detect = lambda image, name, page: Page(name, 300, 200, page=page, lines=_lines(boxes, np.ones(4)))
     page = ocr.read(image, name="p")
     assert [line.text for line in page.lines] == ["Ecrit le 3 mai", "x5"]
@@ -113,15 +119,15 @@ def test_lines_read_unsure_are_dropped_at_the_recognizers_min_confidence(
     image = page_image(seed=4)
 
     def unsure_even_lines(ocr):
-        recognize = ocr.recognizer.recognize
+        read_placed = ocr.recognizer.read_placed
 
         def read(crops, batch_size):
             return [
-                ("words", 0.3) if i % 2 == 0 else (t, 0.9)
-                for i, (t, _) in enumerate(recognize(crops, batch_size))
+                placed("words", 0.3) if i % 2 == 0 else placed(r.text, 0.9)
+                for i, r in enumerate(read_placed(crops, batch_size))
             ]
 
-        ocr.recognizer.recognize = read
+        ocr.recognizer.read_placed = read
         return ocr.read(image, name="p")
 
     every = unsure_even_lines(OCR(tiny_detector_dir, tiny_recognizer_dir))

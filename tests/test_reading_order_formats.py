@@ -5,7 +5,7 @@ import xml.etree.ElementTree as ET
 import numpy as np
 import pytest
 
-from ocrkit.document import Line, Page
+from ocrkit.document import Line, Page, Word
 from ocrkit.formats import ALTO_NS, EXTENSIONS, FORMATS, PAGE_NS, render, to_alto, to_hocr, to_page_xml
 from ocrkit.outputs import write_atomic
 from ocrkit.reading_order import reading_order, same_row
@@ -89,6 +89,58 @@ def test_xml_formats_parse_and_carry_the_lines():
     assert lines[2].find(f".//{{{PAGE_NS}}}Unicode").text == "Grüße — ſchön"
 
 
+def worded_page():
+    """A page whose first line has its words placed."""
+    page = sample_page()
+    page.lines[0].words = [
+        Word([10, 12, 60, 28], "Hello", 0.9),
+        Word([70, 12, 85, 28], "&", 0.8),
+        Word([95, 11, 198, 29], "<world>", 0.7),
+    ]
+    return page
+
+
+def test_json_carries_the_words_and_reads_them_back():
+    page = worded_page()
+    d = json.loads(page.to_json())
+    assert d["lines"][0]["words"][2] == {"bbox": [95.0, 11.0, 198.0, 29.0], "text": "<world>", "score": 0.7}
+    assert d["lines"][1]["words"] == []
+    back = Page.from_dict(d)
+    assert [w.text for w in back.lines[0].words] == ["Hello", "&", "<world>"]
+    assert back.lines[0].words[1].bbox == [70.0, 12.0, 85.0, 28.0] and back.to_dict() == d
+
+
+def test_xml_formats_carry_the_words_with_their_boxes():
+    page = worded_page()
+    hocr = ET.fromstring(to_hocr(page).split("\n", 2)[2])
+    line = next(e for e in hocr.iter() if e.get("class") == "ocr_line")
+    words = [e for e in line if e.get("class") == "ocrx_word"]
+    assert [w.text for w in words] == ["Hello", "&", "<world>"]
+    assert words[0].get("title") == "bbox 10 12 60 28; x_wconf 90"
+    assert " ".join("".join(line.itertext()).split()) == "Hello & <world>"  # words apart, as HTML shows
+    lines = [e for e in hocr.iter() if e.get("class") == "ocr_line"]
+    assert lines[1].text == "12.50" and not list(lines[1])  # a line without words keeps its text
+
+    alto = ET.fromstring(to_alto(page).encode())
+    first = alto.find(f".//{{{ALTO_NS}}}TextLine")
+    parts = [(e.tag.split("}")[1], e.get("CONTENT"), e.get("HPOS"), e.get("WIDTH")) for e in first]
+    assert parts == [
+        ("String", "Hello", "10", "50"),
+        ("SP", None, "60", "10"),
+        ("String", "&", "70", "15"),
+        ("SP", None, "85", "10"),
+        ("String", "<world>", "95", "103"),
+    ]
+
+    pxml = ET.fromstring(to_page_xml(page).encode())
+    text_line = pxml.find(f".//{{{PAGE_NS}}}TextLine")
+    children = [e.tag.split("}")[1] for e in text_line]
+    assert children == ["Coords", "Word", "Word", "Word", "TextEquiv"]  # the schema's order
+    word = text_line.find(f"{{{PAGE_NS}}}Word")
+    assert word.find(f"{{{PAGE_NS}}}Coords").get("points") == "10,12 60,12 60,28 10,28"
+    assert word.find(f".//{{{PAGE_NS}}}Unicode").text == "Hello"
+
+
 @pytest.mark.parametrize("fmt", ["hocr", "alto", "page"])
 def test_xml_formats_drop_characters_xml_cannot_hold(fmt):
     """Control characters in a file name or a reading, lone surrogates and U+FFFE/U+FFFF cannot be
@@ -119,11 +171,12 @@ def test_render_names_every_format_and_the_overlay_needs_the_image():
     assert set(EXTENSIONS) == set(FORMATS)
     assert out["txt"] == page.text + "\n" and json.loads(out["json"]) == page.to_dict()
     assert out["alto"] == to_alto(page) and out["hocr"] == to_hocr(page)
-    assert out["overlay"].startswith(b"\x89PNG")
-    with pytest.raises(ValueError, match="image"):
-        render(page, "overlay")
-    with pytest.raises(ValueError, match="unknown format 'pdf'"):
-        render(page, "pdf")
+    assert out["overlay"].startswith(b"\x89PNG") and out["pdf"].startswith(b"%PDF-")
+    for fmt in ("overlay", "pdf"):
+        with pytest.raises(ValueError, match="image"):
+            render(page, fmt)
+    with pytest.raises(ValueError, match="unknown format 'tsv'"):
+        render(page, "tsv")
 
 
 def test_write_atomic_leaves_no_temp_files(tmp_path):

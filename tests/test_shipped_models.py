@@ -40,6 +40,34 @@ def test_shipped_models_read_the_sample_receipt():
     assert (boxes[:, 2] > boxes[:, 0]).all() and (boxes[:, 3] > boxes[:, 1]).all()
     assert boxes[:, 2].max() <= page.width and boxes[:, 3].max() <= page.height
     assert sum(len(line.text) for line in page.lines) > 50
+    # its words: the line's text split at spaces, left to right, each inside its line's box
+    for line in page.lines:
+        assert [w.text for w in line.words] == line.text.split()
+        starts = [w.bbox[0] for w in line.words]
+        assert starts == sorted(starts)
+        for word in line.words:
+            x0, y0, x1, y1 = word.bbox
+            assert line.bbox[0] <= x0 < x1 <= line.bbox[2] and line.bbox[1] <= y0 < y1 <= line.bbox[3]
+
+
+@pytest.mark.slow
+def test_shipped_recognizer_places_rendered_words(tmp_path):
+    """Lines rendered in four faces, read in their own boxes: at least 95 % of the words get a box
+    covering the rendered word with IoU >= 0.5 (benchmarks/words.py measures every face)."""
+    import importlib.util
+
+    path = SAMPLE.parent.parent / "benchmarks" / "words.py"
+    spec = importlib.util.spec_from_file_location("words_benchmark", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    ocr = pipeline.OCR(threads=1)
+    words = hits = 0.0
+    for k, style in enumerate(("serif", "sans", "typewriter", "fraktur")):
+        image, rendered, lines = bench.render_page(77 + k, style)
+        page = ocr.read_boxes(image, np.array(lines))
+        words += len(rendered)
+        hits += bench.matched_share(page, rendered) * len(rendered)
+    assert words > 150 and hits / words >= 0.95
 
 
 @pytest.mark.slow

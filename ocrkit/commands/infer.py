@@ -10,6 +10,7 @@ from pathlib import Path
 from ocrkit.commands import infer_ray
 from ocrkit.commands.common import Failures, gather_inputs, output_path
 from ocrkit.commands.options import add_model_options, ocr_options
+from ocrkit.commands.pdf_documents import DocumentPdfs
 from ocrkit.document import Page
 from ocrkit.errors import InputError, OcrkitError
 from ocrkit.formats import EXTENSIONS, FORMATS, render
@@ -48,7 +49,8 @@ def format_list(text: str) -> list[str]:
 NO_LINES = "no text lines found (for an image of a single line, use `ocrkit recognize`)"
 
 
-NOT_ON_STDOUT = {"overlay": "writes pictures"}  # formats standard output never takes
+# formats standard output never takes
+NOT_ON_STDOUT = {"overlay": "writes pictures", "pdf": "writes a PDF file per input"}
 ONE_PAGE_ON_STDOUT = ("hocr", "alto", "page")  # one XML document per page: two in a row are no document
 PAGE_SEPARATOR = "\f"  # txt on standard output: before each page but the first (tesseract's separator)
 
@@ -91,6 +93,7 @@ def run(args: argparse.Namespace) -> int:
     from ocrkit.pipeline import OCR
 
     ocr = OCR(**ocr_options(args))
+    pdfs = DocumentPdfs(args.out) if args.out is not None and "pdf" in formats else None
     sources = inputs.sources
     progress = tqdm(sources, unit="page", disable=len(sources) < 2)
     for n, (source, page) in enumerate(
@@ -101,6 +104,7 @@ def run(args: argparse.Namespace) -> int:
             sys.stdout.write(PAGE_SEPARATOR)
         if isinstance(page, InputError):
             failures.report(source.label, page, key=source)
+            _add_pdf_page(pdfs, source, None, failures)
             continue
         if not page.lines:  # said, not silent: an empty page and a failed page look alike otherwise
             print(f"ocrkit: {source.label}: {NO_LINES}", file=sys.stderr)
@@ -108,7 +112,20 @@ def run(args: argparse.Namespace) -> int:
             _print(page, source, formats[0], failures)
         else:
             _write(page, source, formats, args.out, failures)
+            _add_pdf_page(pdfs, source, page, failures)
     return failures.exit_code(inputs.total)
+
+
+def _add_pdf_page(
+    pdfs: DocumentPdfs | None, source: PageSource, page: Page | None, failures: Failures
+) -> None:
+    """The page into its document's searchable PDF (written with the document's last page)."""
+    if pdfs is None:
+        return
+    try:
+        pdfs.add(source, page)
+    except Exception as exc:  # noqa: BLE001 - reported, and the page counts as failed
+        failures.report(f"{source.label} (pdf)", exc, key=source)
 
 
 def _print(page: Page, source: PageSource, fmt: str, failures: Failures) -> None:
@@ -129,6 +146,8 @@ def page_json_line(page: Page) -> str:
 def _write(page: Page, source: PageSource, fmts: list[str], out: Path, failures: Failures) -> None:
     """Each format of the page on its own: one that fails does not cost the others."""
     for fmt in fmts:
+        if fmt == "pdf":  # one PDF per document: DocumentPdfs
+            continue
         try:
             image = load_page(source) if fmt == "overlay" else None  # decoded again: no page is held
             write_atomic(output_path(out, source, EXTENSIONS[fmt]), render(page, fmt, image))

@@ -15,6 +15,7 @@ import numpy as np
 
 from ocrkit.blas import single_thread_blas
 from ocrkit.buckets import same_shape_batches
+from ocrkit.decode.align import forced_alignment, frame_centres, token_centres, token_confidences
 from ocrkit.decode.budget import greedy_token_budget
 from ocrkit.decode.ctc import best_path, log_softmax
 from ocrkit.decode.greedy import DecoderSteps, greedy, pad_lengths
@@ -74,13 +75,84 @@ def read_crops(
     the model's height by `windowed` settings) are read by the CTC head in overlapping windows, whatever
     the decoding (they are longer than the decoder's token budget); a model without a CTC head gets them
     shrunk to fit instead. `routing`: see `read_batches`."""
-    images = [preprocess.apply(c) for c in crops]
-    wide = [i for i, im in enumerate(images) if im.shape[1] > preprocess.longest]
+    lines = _read_lines(backend, preprocess, crops, decoding, joint, batch_size, routing, keep_frames=False)
+    return [line.reading for line in lines]
+
+
+@dataclass(frozen=True)
+class PlacedReading:
+    """A line's reading and where each of its tokens sits: `centres[k]` is the x, in the crop's own
+    pixels, of the centre of the frames token k was emitted on, `confidences[k]` its mean CTC probability
+    there (ocrkit.decode.align); None where the model has no CTC head or the reading cannot be aligned to
+    its frames."""
+
+    ids: list[int]
+    confidence: float
+    centres: np.ndarray | None = None
+    confidences: np.ndarray | None = None
+
+
+def read_crops_placed(
+    backend: RecognizerBackend,
+    preprocess: LinePreprocess,
+    crops: Sequence[np.ndarray],
+    decoding: str,
+    joint: JointSettings | None = None,
+    batch_size: int = 16,
+    routing: DecoderRouting | None = None,
+) -> list[PlacedReading]:
+    """`read_crops`, and each reading forced-aligned to the CTC head's frames of the same encoder pass:
+    the positions words and searchable PDFs are built from (ocrkit.words)."""
+    lines = _read_lines(backend, preprocess, crops, decoding, joint, batch_size, routing, keep_frames=True)
+    head = backend.ctc_head
+    placed = [PlacedReading(*line.reading) for line in lines]
+    if head is None:
+        return placed
+    aligned = [i for i, line in enumerate(lines) if line.frames is not None]
+    logprobs = [log_softmax(lines[i].frames.astype(np.float64)) for i in aligned]
+    paths = forced_alignment(logprobs, [lines[i].reading[0] for i in aligned], backend.blank_id)
+    for i, frames, path in zip(aligned, logprobs, paths, strict=True):
+        if path is None:
+            continue
+        ids = lines[i].reading[0]
+        rows = lines[i].shape[0] // backend.patch
+        frame_x = frame_centres(len(path), rows, head.frames_per_patch, backend.patch)
+        centres = token_centres(path, len(ids), frame_x) / lines[i].scale
+        placed[i] = PlacedReading(*lines[i].reading, centres, token_confidences(path, ids, frames))
+    return placed
+
+
+@dataclass
+class _LineRead:
+    """One crop as read: its reading, its CTC frame logits (T, V) when kept, and the letterboxed line's
+    (H, W) and scale (letterboxed px per crop px)."""
+
+    reading: Reading
+    frames: np.ndarray | None
+    shape: tuple[int, int]
+    scale: float
+
+
+def _read_lines(
+    backend: RecognizerBackend,
+    preprocess: LinePreprocess,
+    crops: Sequence[np.ndarray],
+    decoding: str,
+    joint: JointSettings | None,
+    batch_size: int,
+    routing: DecoderRouting | None,
+    keep_frames: bool,
+) -> list[_LineRead]:
+    """What `read_crops` and `read_crops_placed` share; `keep_frames` also runs the CTC head where the
+    decoding alone would not need it."""
+    fitted = [preprocess.apply_scaled(c) for c in crops]
+    wide = [i for i, (im, _) in enumerate(fitted) if im.shape[1] > preprocess.longest]
     if wide and backend.ctc_head is None:
         for i in wide:
-            images[i] = preprocess.apply(crops[i], fit_width=True)
+            fitted[i] = preprocess.apply_scaled(crops[i], fit_width=True)
         wide = []
-    readings: list[Reading] = [([], 0.0)] * len(images)
+    images = [im for im, _ in fitted]
+    out = [_LineRead(([], 0.0), None, im.shape[:2], scale) for im, scale in fitted]
     with single_thread_blas():
         windowed = set(wide)
         fitting = [i for i in range(len(images)) if i not in windowed]
@@ -89,16 +161,15 @@ def read_crops(
             for batch in same_shape_batches([images[i].shape[:2] for i in fitting], batch_size)
         ]
         pixels = [preprocess.batch([images[i] for i in rows]) for rows in batches]
-        for rows, batch_readings in zip(
-            batches,
-            read_batches(backend, pixels, decoding, joint, 4 * batch_size, routing),
-            strict=True,
-        ):
-            for i, reading in zip(rows, batch_readings, strict=True):
-                readings[i] = reading
+        keep = keep_frames and backend.ctc_head is not None
+        readings, logits = _read_batches(backend, pixels, decoding, joint, 4 * batch_size, routing, keep)
+        for rows, batch_readings, batch_logits in zip(batches, readings, logits, strict=True):
+            for k, (i, reading) in enumerate(zip(rows, batch_readings, strict=True)):
+                out[i].reading = reading
+                out[i].frames = None if batch_logits is None else batch_logits[k]
         for i in wide:
-            readings[i] = read_windowed(backend, preprocess, images[i], batch_size)
-    return readings
+            out[i].reading, out[i].frames = _read_windowed(backend, preprocess, images[i], batch_size)
+    return out
 
 
 def read_batches(
@@ -116,17 +187,32 @@ def read_batches(
 
     `routing` (attention, with a CTC head): the lines that keep their CTC reading, the decoder unused
     (ocrkit.decode.routing); None: the decoder reads every line."""
+    return _read_batches(backend, batches, decoding, joint, decoder_batch, routing, keep_frames=False)[0]
+
+
+def _read_batches(
+    backend: RecognizerBackend,
+    batches: list[np.ndarray],
+    decoding: str,
+    joint: JointSettings | None,
+    decoder_batch: int,
+    routing: DecoderRouting | None,
+    keep_frames: bool,
+) -> tuple[list[list[Reading]], list[np.ndarray | None]]:
+    """`read_batches`, and each batch's CTC frame logits where they were computed (always with
+    `keep_frames`, which needs a CTC head), else None."""
     if decoding == "joint" and joint is None:
         raise ValueError("joint decoding needs JointSettings")
     states = [backend.encode(pixels) for pixels in batches]
     picked: list[list[Reading]] = []
-    logits: list[np.ndarray] = []
+    logits: list[np.ndarray | None] = []
     pending: list[tuple[int, int]] = []  # (batch, line) the decoder reads
     routed = routing is not None and routing.reads_ctc and backend.ctc_head is not None
     for b, (pixels, encoded) in enumerate(zip(batches, states, strict=True)):
         if decoding == "attention" and not routed:
             picked.append([([], 0.0)] * len(pixels))
             pending += [(b, i) for i in range(len(pixels))]
+            logits.append(backend.ctc_logits(encoded, pixels.shape[-2:]) if keep_frames else None)
             continue
         logits.append(backend.ctc_logits(encoded, pixels.shape[-2:]))
         picked.append(best_path(logits[b], backend.blank_id))
@@ -135,7 +221,7 @@ def read_batches(
         elif decoding == "joint":
             pending += [(b, i) for i in joint.unsure(logits[b])]
     if not pending:
-        return picked
+        return picked, logits
     lines = Lines(
         states=[states[b][[i]] for b, i in pending],
         lengths=[states[b].shape[1] for b, _ in pending],
@@ -166,7 +252,7 @@ def read_batches(
                 decoded[k] = reading
     for (b, i), reading in zip(pending, decoded, strict=True):
         picked[b][i] = reading
-    return picked
+    return picked, logits
 
 
 @dataclass
@@ -216,6 +302,13 @@ def read_windowed(
 ) -> Reading:
     """One letterboxed line wider than `preprocess.longest`: CTC over overlapping windows of that width
     (a quarter of each shared with its neighbour), joined column by column (ocrkit.decode.windows)."""
+    return _read_windowed(backend, preprocess, image, batch_size)[0]
+
+
+def _read_windowed(
+    backend: RecognizerBackend, preprocess: LinePreprocess, image: np.ndarray, batch_size: int
+) -> tuple[Reading, np.ndarray]:
+    """`read_windowed`, and the joined (T, V) frame logits."""
     window = preprocess.longest
     overlap = window // 4 // preprocess.divisor * preprocess.divisor
     starts = window_starts(image.shape[1], window, overlap)
@@ -224,7 +317,7 @@ def read_windowed(
         pixels = preprocess.batch([image[:, s : s + window] for s in starts[at : at + batch_size]])
         parts.append(backend.ctc_logits(backend.encode(pixels), pixels.shape[-2:]))
     frames = stitch_columns(np.concatenate(parts), starts, window, image.shape[1], backend.patch)
-    return best_path(frames[None], backend.blank_id)[0]
+    return best_path(frames[None], backend.blank_id)[0], frames
 
 
 def read(

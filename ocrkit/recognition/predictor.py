@@ -12,7 +12,7 @@ from transformers.utils import logging as hf_logging
 
 from ocrkit.decode.ctc import CtcHead, Decoding
 from ocrkit.decode.joint import JointSettings
-from ocrkit.decode.read import read_crops
+from ocrkit.decode.read import read_crops, read_crops_placed
 from ocrkit.decode.routing import DecoderRouting
 from ocrkit.errors import ModelError
 from ocrkit.line_preprocess import LinePreprocess
@@ -20,6 +20,7 @@ from ocrkit.model_folder import check_folder, chosen_decoding, folder_ctc_head
 from ocrkit.recognition.model import freeze_unused
 from ocrkit.recognition.tokenizer import decode, load_tokenizer
 from ocrkit.recognition.torch_backend import TorchBackend
+from ocrkit.words import PlacedText, placed_text
 
 
 class Recognizer:
@@ -45,6 +46,7 @@ class Recognizer:
         self.joint = joint  # joint decoding's gate and weight
         self.routing = routing  # attention: the lines that keep their CTC reading
         self.backend = TorchBackend(self.model, ctc_head)
+        self.glyphs = [decode(tokenizer, [i]) for i in range(len(tokenizer))]  # one token's text, by id
 
     @classmethod
     def load(cls, model_dir: str | Path, decoding: str | None = None) -> Recognizer:
@@ -79,3 +81,11 @@ class Recognizer:
             self.routing,
         )
         return [(decode(self.tokenizer, ids), conf) for ids, conf in readings]
+
+    @torch.inference_mode()
+    def read_placed(self, crops: list[np.ndarray], batch_size: int = 16) -> list[PlacedText]:
+        """`recognize`, with where each character sits on its crop (ocrkit.words places words from it)."""
+        readings = read_crops_placed(
+            self.backend, self.preprocess, crops, self.decoding, self.joint, batch_size, self.routing
+        )
+        return [placed_text(r, decode(self.tokenizer, r.ids), self.glyphs) for r in readings]

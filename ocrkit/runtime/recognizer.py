@@ -10,10 +10,11 @@ import numpy as np
 from tokenizers import Tokenizer
 
 from ocrkit.decode.ctc import Decoding
-from ocrkit.decode.read import read_crops
+from ocrkit.decode.read import read_crops, read_crops_placed
 from ocrkit.errors import ModelError
 from ocrkit.model_folder import check_folder, chosen_decoding, folder_ctc_head
 from ocrkit.runtime.session import create_session
+from ocrkit.words import PlacedText, placed_text
 
 ENCODER_MASK = "encoder_attention_mask"  # the decoders' cross-attention mask input (ocrkit.export)
 # Decoder steps are tiny (one token for each line in flight): split over threads they wait on each other, and
@@ -49,6 +50,8 @@ class OnnxRecognizer:
         if not tokenizer_file.is_file():
             raise ModelError(folder, "tokenizer.json is missing")
         self.tokenizer = Tokenizer.from_file(str(tokenizer_file))
+        size = self.tokenizer.get_vocab_size()
+        self.glyphs = [self.tokenizer.decode([i], skip_special_tokens=True) for i in range(size)]
         self.encoder = create_session(folder / "encoder_model.onnx", threads, opt_level)
         self.masks_encoder = False
         if self.decoding is Decoding.CTC:
@@ -66,6 +69,14 @@ class OnnxRecognizer:
     def recognize(self, crops: list[np.ndarray], batch_size: int = 16) -> list[tuple[str, float]]:
         readings = read_crops(self, self.prep, crops, self.decoding, self.joint, batch_size, self.routing)
         return [(self.tokenizer.decode(ids, skip_special_tokens=True), conf) for ids, conf in readings]
+
+    def read_placed(self, crops: list[np.ndarray], batch_size: int = 16) -> list[PlacedText]:
+        """`recognize`, with where each character sits on its crop (ocrkit.words places words from it)."""
+        readings = read_crops_placed(
+            self, self.prep, crops, self.decoding, self.joint, batch_size, self.routing
+        )
+        texts = [self.tokenizer.decode(r.ids, skip_special_tokens=True) for r in readings]
+        return [placed_text(r, text, self.glyphs) for r, text in zip(readings, texts, strict=True)]
 
     # -- ocrkit.decode.read.RecognizerBackend ---------------------------------------------------------
     def encode(self, pixels: np.ndarray) -> np.ndarray:

@@ -28,7 +28,14 @@ from ocrkit.serve.convert import PagesIn
 from ocrkit.serve.pool import Busy, RequestPool
 from ocrkit.serve.preview import page_image
 from ocrkit.serve.ui import add_ui
-from ocrkit.serve.uploads import Limits, PageReader, UploadError, check_media_type, read_upload
+from ocrkit.serve.uploads import (
+    Limits,
+    PageReader,
+    UploadError,
+    check_media_type,
+    read_upload,
+    read_upload_pdf,
+)
 
 log = logging.getLogger("ocrkit.serve")
 
@@ -38,8 +45,9 @@ MEDIA_TYPES = {
     "hocr": "text/html; charset=utf-8",
     "alto": "application/xml; charset=utf-8",
     "page": "application/xml; charset=utf-8",
+    "pdf": "application/pdf",
 }
-Format = Literal["json", "txt", "hocr", "alto", "page"]
+Format = Literal["json", "txt", "hocr", "alto", "page", "pdf"]
 BODY_SLACK = 64 * 1024  # multipart boundaries and headers around the file
 
 
@@ -64,7 +72,11 @@ def error(status: int, code: str, detail: str, headers: dict[str, str] | None = 
 
 def respond(pages: list[Page], fmt: str) -> Response:
     """JSON: {"pages": [...]}, each page exactly as `ocrkit infer --format json` writes it; txt: the pages'
-    text separated by form feeds; hOCR / ALTO / PAGE-XML hold one page (a PDF page chosen by page=N)."""
+    text separated by form feeds; hOCR / ALTO / PAGE-XML hold one page (a PDF page chosen by page=N); a
+    searchable PDF needs the page pictures, which only /v1/ocr has."""
+    if fmt == "pdf":
+        detail = "a searchable PDF holds the page pictures: ask /v1/ocr?format=pdf with the file"
+        return error(422, "pdf_needs_the_file", detail)
     if fmt == "json":
         body = json.dumps({"pages": [p.to_dict() for p in pages]}, ensure_ascii=False)
     elif fmt == "txt":
@@ -138,13 +150,16 @@ def create_app(
     async def read(
         request: Request,
         file: Annotated[UploadFile, File(description="an image (PNG, JPEG, TIFF, …) or a PDF")],
-        fmt: Annotated[Format, Query(alias="format", description="json | txt | hocr | alto | page")] = "json",
+        fmt: Annotated[
+            Format, Query(alias="format", description="json | txt | hocr | alto | page | pdf (searchable)")
+        ] = "json",
         page: Annotated[int | None, Query(ge=1, description="read only this page of a PDF")] = None,
     ) -> Response:
         try:
             check_media_type(file.content_type)
             data = await file.read(limits.max_upload_bytes + 1)
-            pages = await pool.run(read_upload, ocr, data, file.filename or "upload", limits, page)
+            reader = read_upload_pdf if fmt == "pdf" else read_upload
+            result = await pool.run(reader, ocr, data, file.filename or "upload", limits, page)
         except Busy as exc:
             log.warning("busy: refused a request (%d in the pool)", pool.admitted)
             retry = {"Retry-After": str(exc.retry_after)}
@@ -154,7 +169,9 @@ def create_app(
             return error(exc.status, exc.error, exc.detail)
         except Exception as exc:  # noqa: BLE001 - any bug becomes a logged 500, the server keeps serving
             return _internal(request, exc)
-        return respond(pages, fmt)
+        if fmt == "pdf":
+            return Response(result, media_type=MEDIA_TYPES["pdf"])
+        return respond(result, fmt)
 
     @app.post(
         "/v1/page-image",

@@ -8,12 +8,19 @@ from pydantic import BaseModel, Field
 from ocrkit.document import Page
 
 
+class WordIn(BaseModel):
+    bbox: list[float] = Field(min_length=4, max_length=4, description="[x0, y0, x1, y1] in page pixels")
+    text: str = ""
+    score: float = 0.0
+
+
 class LineIn(BaseModel):
     bbox: list[float] = Field(min_length=4, max_length=4, description="[x0, y0, x1, y1] in page pixels")
     text: str = ""
     score: float = 0.0
     det_score: float = 0.0
     rec_score: float = 0.0
+    words: list[WordIn] = []
 
 
 class PageIn(BaseModel):

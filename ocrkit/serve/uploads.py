@@ -16,6 +16,7 @@ import numpy as np
 from ocrkit.document import Page
 from ocrkit.errors import InputError
 from ocrkit.io import load_image, load_pdf_page, pdf_page_count, tiff_page_count
+from ocrkit.searchable_pdf import SearchablePdf, pdf_page_sizes
 
 # Declared types that cannot be a page; anything else (image/*, PDF, octet-stream, none) is sniffed.
 ACCEPTED_TYPES = ("image/", "application/pdf", "application/x-pdf", "application/octet-stream")
@@ -65,6 +66,24 @@ def read_upload(
     """Every page of an image, multi-page TIFF or PDF upload (or only its `page`), read one page at a
     time so a long document never holds more than one decoded page in memory: what `ocrkit infer` reads
     from the same file."""
+    return _read(ocr, data, name, limits, page, None)
+
+
+def read_upload_pdf(
+    ocr: PageReader, data: bytes, name: str, limits: Limits, page: int | None = None
+) -> bytes:
+    """`read_upload` as one searchable PDF (ocrkit.searchable_pdf): a PDF upload keeps its own pages
+    with the text laid over them (only page `page`'s text when given), a picture goes under its text."""
+    document = SearchablePdf()
+    _read(ocr, data, name, limits, page, document)
+    return document.to_bytes()
+
+
+def _read(
+    ocr: PageReader, data: bytes, name: str, limits: Limits, page: int | None, document: SearchablePdf | None
+) -> list[Page]:
+    """The pages read; with `document`, each also added to it (a PDF upload's own pages laid under
+    their text before the upload's temporary file goes)."""
     if not data:
         raise UploadError(400, "empty_file", "the uploaded file is empty (0 bytes)")
     if len(data) > limits.max_upload_bytes:
@@ -76,13 +95,23 @@ def read_upload(
         path = Path(tmp) / {"PDF": "upload.pdf", "TIFF": "upload.tif", "image": "upload"}[kind]
         path.write_bytes(data)
         try:
-            if kind == "image":
-                return [ocr.read(load_image(path, limits.max_pixels), name=name)]
-            count, load = (tiff_page_count, load_image) if kind == "TIFF" else (pdf_page_count, load_pdf_page)
-            numbers = _page_numbers(count(path), limits.max_pages, page, kind)
-            return [
-                ocr.read(load(path, page=n, max_pixels=limits.max_pixels), name=name, page=n) for n in numbers
-            ]
+            load = load_pdf_page if kind == "PDF" else load_image
+            numbers = [1]
+            if kind != "image":
+                count = pdf_page_count if kind == "PDF" else tiff_page_count
+                numbers = _page_numbers(count(path), limits.max_pages, page, kind)
+            pages = []
+            for n in numbers:
+                image = load(path, page=n, max_pixels=limits.max_pixels)
+                pages.append(ocr.read(image, name=name, page=n))
+                if document is not None and kind != "PDF":
+                    document.add_picture(pages[-1], image)
+            if document is not None and kind == "PDF":
+                read = {p.page: p for p in pages}
+                for n, (width, height) in enumerate(pdf_page_sizes(path), 1):
+                    document.add_pdf_page(read.get(n) or Page(name, 1, 1, n), width, height)
+                document.original = data
+            return pages
         except InputError as exc:
             raise _upload_error(exc) from None
 

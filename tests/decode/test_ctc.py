@@ -312,3 +312,24 @@ def test_a_one_frame_head_grows_into_two_frames_per_patch_reading_the_same(ctc_m
     states = grown.encoder(pixel_values=pixels, interpolate_pos_encoding=True).last_hidden_state
     patches = (pixels.shape[-2] // 16) * (pixels.shape[-1] // 16)
     assert grown.ctc_head(states[:, 1:]).shape[1] == 2 * patches  # two frames for every patch
+
+
+@pytest.mark.parametrize("decoding", ["ctc", "joint"])
+def test_onnx_places_characters_where_torch_does(ctc_model_dir, tmp_path, decoding):
+    """Positions come from the same CTC frames in both backends, whichever decoder chose the reading
+    (a decoder's reading is forced onto the frames; this untrained decoder reads these lines as nothing,
+    so joint decoding brings its readings in)."""
+    _, _, folder, _ = ctc_model_dir
+    export_recognizer(folder, tmp_path / "onnx")
+    crops = [render_line(t) for t in ["Total 12.50", "Brot", "x y z 42"]]
+    ours = load_recognizer(folder, decoding=decoding).read_placed(crops, batch_size=2)
+    theirs = OnnxRecognizer(tmp_path / "onnx", threads=1, decoding=decoding).read_placed(crops, batch_size=2)
+    placed = 0
+    for a, b, crop in zip(ours, theirs, crops, strict=True):
+        assert a.text == b.text and a.glyphs == b.glyphs
+        if a.text:
+            assert a.centres is not None and "".join(a.glyphs) == a.text
+            np.testing.assert_allclose(a.centres, b.centres, atol=1e-3)
+            assert all(0 <= x <= crop.shape[1] for x in a.centres) and a.centres == sorted(a.centres)
+            placed += 1
+    assert placed >= 2

@@ -90,7 +90,7 @@ def _choose(driver, path: Path) -> None:
 
 
 def _done(driver) -> bool:
-    links = driver.find_elements(By.CSS_SELECTOR, "#downloads a")
+    links = driver.find_elements(By.CSS_SELECTOR, "#downloads a[data-format]")
     return bool(links) and all(a.get_attribute("href") for a in links) and "done" in _status(driver)
 
 
@@ -114,7 +114,8 @@ def test_page_reads_the_receipt_and_draws_its_boxes(url, browser):
 
     # the JSON download is the page as read; every box is drawn where its bbox says, inside the picture
     links = {
-        a.get_attribute("data-format"): a for a in browser.find_elements(By.CSS_SELECTOR, "#downloads a")
+        a.get_attribute("data-format"): a
+        for a in browser.find_elements(By.CSS_SELECTOR, "#downloads a[data-format]")
     }
     page = json.loads(_fetch_text(browser, links["json"].get_attribute("href")))
     assert links["json"].get_attribute("download") == "synthetic_receipt.jpg.json"
@@ -146,6 +147,18 @@ def test_page_reads_the_receipt_and_draws_its_boxes(url, browser):
         s.get("CONTENT") for s in ET.fromstring(alto).iter("{http://www.loc.gov/standards/alto/ns-v4#}String")
     ]
     assert " ".join(words).split() == " ".join(items).split()
+
+    # the searchable PDF is written on the first click, then downloads under the page's name
+    pdf_link = browser.find_element(By.ID, "pdf-download")
+    browser.execute_script("arguments[0].scrollIntoView(); arguments[0].click();", pdf_link)
+    _wait(browser, lambda d: pdf_link.get_attribute("href"), "the searchable PDF")
+    assert pdf_link.get_attribute("download") == "synthetic_receipt.jpg.pdf"
+    head = browser.execute_async_script(
+        "const done = arguments[1]; fetch(arguments[0]).then(r => r.arrayBuffer())"
+        ".then(b => done(String.fromCharCode(...new Uint8Array(b.slice(0, 5)))), e => done('!' + e));",
+        pdf_link.get_attribute("href"),
+    )
+    assert head == "%PDF-"
 
     severe = [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
     assert not severe, severe

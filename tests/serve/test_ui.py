@@ -161,6 +161,33 @@ def test_convert_writes_what_ocr_would_have(client, fmt):
     )
 
 
+def test_convert_keeps_the_words_and_sends_pdf_to_ocr(client):
+    answer = upload(client, "/v1/ocr", image_bytes(400, 300)).json()
+    answer["pages"][0]["lines"][1]["words"] = [{"bbox": [40, 150, 80, 180], "text": "page", "score": 0.8}]
+    alto = ET.fromstring(client.post("/v1/convert", params={"format": "alto"}, json=answer).content)
+    strings = [e.get("CONTENT") for e in alto.iter() if e.tag.endswith("}String")]
+    assert strings == ["TOTAL 12.50 <&>", "page"]
+    got = client.post("/v1/convert", params={"format": "pdf"}, json=answer)
+    assert (got.status_code, got.json()["error"]) == (422, "pdf_needs_the_file")
+
+
+def test_ocr_writes_a_searchable_pdf_of_a_picture_and_of_a_pdf(client):
+    import pypdfium2 as pdfium
+
+    got = upload(client, "/v1/ocr", image_bytes(400, 300), format="pdf")
+    assert got.status_code == 200 and got.headers["content-type"] == "application/pdf"
+    (page,) = pdfium.PdfDocument(got.content)
+    assert " ".join(page.get_textpage().get_text_range().split()) == "TOTAL 12.50 <&> page 1"
+    two = upload(client, "/v1/ocr", pdf([(300, 200), (200, 300)]), "application/pdf", format="pdf")
+    document = pdfium.PdfDocument(two.content)
+    assert [p.get_size() for p in document] == [(300.0, 200.0), (200.0, 300.0)]  # its own pages, kept
+    assert "page 2" in document[1].get_textpage().get_text_range()
+    only = pdfium.PdfDocument(
+        upload(client, "/v1/ocr", pdf([(300, 200)] * 2), "application/pdf", format="pdf", page=2).content
+    )
+    assert len(only) == 2 and only[0].get_textpage().get_text_range() == ""
+
+
 def test_convert_refuses_what_is_not_pages(client):
     for body in ({}, {"pages": []}, {"pages": [{"image": "a", "width": 10}]}, [1, 2]):
         got = client.post("/v1/convert", params={"format": "alto"}, json=body)

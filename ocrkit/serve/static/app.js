@@ -2,7 +2,8 @@
 // The ocrkit web page: an upload goes to /v1/page-image (the page as the models see it, for a picture
 // even of a PDF or TIFF) and then to /v1/ocr; the lines' boxes are drawn over the picture in the page's
 // pixels, the text is listed in reading order, and the downloads are written by /v1/convert from the
-// JSON already returned, so nothing is read twice. Every URL is relative to the page's <base>.
+// JSON already returned, so nothing is read twice; only the searchable PDF, which holds the page itself,
+// is asked of /v1/ocr again, when its link is clicked. Every URL is relative to the page's <base>.
 
 const EXTENSIONS = { json: "json", txt: "txt", alto: "alto.xml", page: "page.xml", hocr: "hocr" };
 const REFUSALS = {
@@ -138,7 +139,7 @@ function drawLines(page) {
 
 async function offerDownloads(page, stem, reading) {
   const pages = JSON.stringify({ pages: [page] });
-  const links = Array.from(document.querySelectorAll("#downloads a"));
+  const links = Array.from(document.querySelectorAll("#downloads a[data-format]"));
   await Promise.all(links.map(async (a) => {
     const format = a.dataset.format;
     const blob = format === "json"
@@ -148,6 +149,26 @@ async function offerDownloads(page, stem, reading) {
     a.href = blobUrl(blob);
     a.download = `${stem}.${EXTENSIONS[format]}`;
   }));
+}
+
+function offerPdf(file, page, stem, reading) {
+  // Written on the first click (the page is read again for it), then downloaded like the others.
+  const a = $("pdf-download");
+  a.onclick = async (event) => {
+    if (a.getAttribute("href")) return;
+    event.preventDefault();
+    setStatus("Writing the searchable PDF…");
+    try {
+      const pdf = await (await post("v1/ocr", upload(file), { format: "pdf", page })).blob();
+      if (reading !== latest) return;
+      a.href = blobUrl(pdf);
+      a.download = `${stem}.pdf`;
+      setStatus("");
+      a.click();
+    } catch (err) {
+      if (reading === latest) showError(err.message);
+    }
+  };
 }
 
 async function read(file, page) {
@@ -176,7 +197,9 @@ async function read(file, page) {
       + `on the server (${wall.toFixed(2)} s from upload to answer)`;
     // output names as `ocrkit infer --out` writes them: <name>, or <name>-p<N> for a page of a PDF/TIFF
     const paged = pages > 1 || /\.pdf$/i.test(file.name);
-    await offerDownloads(result, paged ? `${file.name}-p${page}` : file.name, reading);
+    const stem = paged ? `${file.name}-p${page}` : file.name;
+    offerPdf(file, page, stem, reading);
+    await offerDownloads(result, stem, reading);
     if (reading === latest) setStatus(`${what}: done`);
   } catch (err) {
     if (reading !== latest) return;
