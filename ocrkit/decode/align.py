@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-STAY, STEP, JUMP = 0, 1, 2  # how a state was reached: from itself, the state before, or over a blank
+JUMP = 2  # how a state was reached: 0 from itself, 1 from the state before, 2 over a blank
 
 
 def forced_alignment(
@@ -59,9 +59,12 @@ def _viterbi(frames: list[np.ndarray], targets: list[list[int]], blank: int) -> 
     none = np.full((n, 2), -np.inf)
     for t in range(1, longest):
         shifted = np.concatenate((none, score), axis=1)
-        options = np.stack((score, shifted[:, 1 : states + 1], np.where(skip, shifted[:, :states], -np.inf)))
-        came[t] = options.argmax(0)
-        score = np.take_along_axis(options, came[t][None].astype(np.intp), 0)[0] + emit[t]
+        step, jump = shifted[:, 1 : states + 1], np.where(skip, shifted[:, :states], -np.inf)
+        best = np.maximum(score, step)
+        came[t] = step > score  # STEP where the state before is likelier, else STAY
+        took_jump = jump > best
+        came[t][took_jump] = JUMP
+        score = np.maximum(best, jump) + emit[t]
     rows = np.arange(n)
     last, before = own_states - 1, np.maximum(own_states - 2, 0)
     state = np.where(score[rows, last] >= score[rows, before], last, before)

@@ -109,7 +109,7 @@ def read_crops_placed(
     if head is None:
         return placed
     aligned = [i for i, line in enumerate(lines) if line.frames is not None]
-    logprobs = [log_softmax(lines[i].frames.astype(np.float64)) for i in aligned]
+    logprobs = [log_softmax(lines[i].frames.astype(np.float32, copy=False)) for i in aligned]
     paths = forced_alignment(logprobs, [lines[i].reading[0] for i in aligned], backend.blank_id)
     for i, frames, path in zip(aligned, logprobs, paths, strict=True):
         if path is None:
