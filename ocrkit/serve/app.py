@@ -15,16 +15,17 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Annotated, Literal
 
-from fastapi import Body, FastAPI, File, Query, Request, UploadFile
+from fastapi import FastAPI, File, Query, Request, UploadFile
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from fastapi_offline import FastAPIOffline
+from pydantic import ValidationError
 from starlette.exceptions import HTTPException
 
 from ocrkit import __version__, formats
 from ocrkit.document import Page
 from ocrkit.serve.body_limit import BodyLimit
-from ocrkit.serve.convert import PagesIn
+from ocrkit.serve.convert import body_schema, parse_pages
 from ocrkit.serve.pool import Busy, RequestPool
 from ocrkit.serve.preview import page_image
 from ocrkit.serve.ui import add_ui
@@ -68,6 +69,21 @@ def describe_models(det_dir: Path, rec_dir: Path, backend: str) -> dict:
 
 def error(status: int, code: str, detail: str, headers: dict[str, str] | None = None) -> JSONResponse:
     return JSONResponse({"error": code, "detail": detail}, status_code=status, headers=headers)
+
+
+def busy(exc: Busy) -> JSONResponse:
+    return error(503, "busy", "all workers are busy; retry later", {"Retry-After": str(exc.retry_after)})
+
+
+def invalid(errors: list, where: tuple[str, ...] = ()) -> JSONResponse:
+    """422 for a request that does not validate, each problem as `location: message`."""
+    detail = "; ".join(f"{'.'.join(map(str, (*where, *e['loc'])))}: {e['msg']}" for e in errors)
+    return error(422, "invalid_request", detail)
+
+
+def convert_body(body: bytes, fmt: str) -> Response:
+    """/v1/convert's work, parsing included: it runs in the pool, as readings do."""
+    return respond(parse_pages(body), fmt)
 
 
 def respond(pages: list[Page], fmt: str) -> Response:
@@ -127,8 +143,7 @@ def create_app(
 
     @app.exception_handler(RequestValidationError)
     async def invalid_request(_: Request, exc: RequestValidationError) -> JSONResponse:
-        detail = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
-        return error(422, "invalid_request", detail)
+        return invalid(list(exc.errors()))
 
     @app.exception_handler(Exception)
     async def internal_error(request: Request, exc: Exception) -> JSONResponse:
@@ -162,8 +177,7 @@ def create_app(
             result = await pool.run(reader, ocr, data, file.filename or "upload", limits, page)
         except Busy as exc:
             log.warning("busy: refused a request (%d in the pool)", pool.admitted)
-            retry = {"Retry-After": str(exc.retry_after)}
-            return error(503, "busy", "all workers are busy; retry later", retry)
+            return busy(exc)
         except UploadError as exc:
             log.info("refused %r: %s (%s)", file.filename, exc.error, exc.detail)
             return error(exc.status, exc.error, exc.detail)
@@ -191,9 +205,7 @@ def create_app(
             data = await file.read(limits.max_upload_bytes + 1)
             shown = await pool.run(page_image, data, limits, page)
         except Busy as exc:
-            return error(
-                503, "busy", "all workers are busy; retry later", {"Retry-After": str(exc.retry_after)}
-            )
+            return busy(exc)
         except UploadError as exc:
             return error(exc.status, exc.error, exc.detail)
         except Exception as exc:  # noqa: BLE001 - as for /v1/ocr: a logged 500, the server keeps serving
@@ -205,12 +217,31 @@ def create_app(
         "/v1/convert",
         summary="Write pages that /v1/ocr returned as JSON in another format, without reading them again",
         responses={200: {"content": {t.split(";")[0]: {} for t in MEDIA_TYPES.values()}}},
+        openapi_extra={
+            "requestBody": {
+                "required": True,
+                "description": "the JSON answer of /v1/ocr",
+                "content": {"application/json": {"schema": body_schema()}},
+            }
+        },
     )
     async def convert(
-        pages: Annotated[PagesIn, Body(description="the JSON answer of /v1/ocr")],
+        request: Request,
         fmt: Annotated[Format, Query(alias="format", description="json | txt | hocr | alto | page")] = "json",
     ) -> Response:
-        return respond(pages.to_pages(), fmt)
+        """Parsed and written in the pool, like a reading: a large body then neither holds the event loop
+        (and /healthz with it) nor escapes the worker and queue limits."""
+        if "json" not in request.headers.get("content-type", ""):
+            return error(422, "invalid_request", "body: send the pages as application/json")
+        body = await request.body()
+        try:
+            return await pool.run(convert_body, body, fmt)
+        except Busy as exc:
+            return busy(exc)
+        except ValidationError as exc:
+            return invalid(exc.errors(include_url=False, include_input=False), ("body",))
+        except Exception as exc:  # noqa: BLE001 - as for /v1/ocr: a logged 500, the server keeps serving
+            return _internal(request, exc)
 
     if ui:
         add_ui(app)

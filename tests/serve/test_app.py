@@ -345,3 +345,22 @@ def test_a_chunked_upload_is_refused_at_the_limit_while_it_streams():
         assert b'"error":"too_large"' in answer and b"x-request-id" in answer.lower()
         assert sent < total / 2  # answered while the client was still sending
         assert httpx.get(f"{url}/healthz").status_code == 200
+
+
+def test_convert_waits_its_turn_in_the_pool():
+    """/v1/convert is parsed and written by a pool worker: with the pool full it is refused like a
+    reading, so a large body can neither block the event loop (/healthz) nor pass the worker limits."""
+    ocr = StandInOCR()
+    answer = {"pages": [{"image": "p.png", "width": 100, "height": 50, "lines": []}]}
+    with (
+        ThreadedServer(create_app(ocr, {}, LIMITS, workers=1, queue=0)) as url,
+        ThreadPoolExecutor(1) as pool,
+    ):
+        held = pool.submit(post, url, png())
+        while httpx.get(f"{url}/healthz").json()["in_flight"] < 1:
+            time.sleep(0.02)
+        refused = httpx.post(f"{url}/v1/convert", params={"format": "alto"}, json=answer)
+        assert refused.status_code == 503 and refused.json()["error"] == "busy"
+        ocr.gate.set()
+        assert held.result().status_code == 200
+        assert httpx.post(f"{url}/v1/convert", params={"format": "alto"}, json=answer).status_code == 200

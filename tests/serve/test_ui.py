@@ -196,3 +196,28 @@ def test_convert_refuses_what_is_not_pages(client):
     assert (
         client.post("/v1/convert", params={"format": "alto"}, json=two).json()["error"] == "one_page_format"
     )
+
+
+@pytest.mark.parametrize("fmt", ["json", "txt", "hocr", "alto", "page"])
+def test_convert_refuses_non_finite_numbers_and_lone_surrogates(client, fmt):
+    lines = [
+        '{"bbox": [NaN, 2, 3, 4], "text": "x"}',
+        '{"bbox": [1, 2, Infinity, 4], "text": "x"}',
+        '{"bbox": [1, 2, 3, 4], "text": "x", "score": NaN}',
+        '{"bbox": [1, 2, 3, 4], "text": "x", "score": 1e400}',
+        '{"bbox": [1, 2, 3, 4], "text": "\\ud800x"}',
+    ]
+    for case in lines:
+        body = '{"pages": [{"image": "p.png", "width": 100, "height": 50, "lines": [' + case + "]}]}"
+        got = client.post(
+            "/v1/convert", params={"format": fmt}, content=body, headers={"Content-Type": "application/json"}
+        )
+        assert (got.status_code, got.json()["error"]) == (422, "invalid_request"), case
+        assert got.json()["detail"].startswith("body"), got.text
+
+
+def test_convert_body_is_documented(client):
+    body = client.get("/openapi.json").json()["paths"]["/v1/convert"]["post"]["requestBody"]
+    schema = body["content"]["application/json"]["schema"]
+    line = schema["properties"]["pages"]["items"]["properties"]["lines"]["items"]
+    assert "bbox" in line["properties"] and "$ref" not in str(schema)
