@@ -235,6 +235,33 @@ def dds_header() -> bytes:
     return struct.pack("<4sIIIIIII44sII4sIIIIIIIIII", *fields, 0, 0, 0, 0) + b"\0" * 1024
 
 
+def tiny_page_tiff(pages: int) -> bytes:
+    """A TIFF of `pages` 1×1 bilevel pages sharing one strip: about 100 bytes a page, so a file within
+    any upload limit can hold a hundred thousand pages."""
+    tags = [
+        (256, 4, 1),
+        (257, 4, 1),
+        (258, 3, 1),
+        (259, 3, 1),
+        (262, 3, 1),
+        (273, 4, 8),
+        (278, 4, 1),
+        (279, 4, 1),
+    ]
+    out = bytearray(b"II*\0" + struct.pack("<I", 10) + b"\xff\0")
+    for i in range(pages):
+        start = len(out)
+        out += struct.pack("<H", len(tags))
+        for tag, kind, value in tags:
+            out += (
+                struct.pack("<HHIHH", tag, kind, 1, value, 0)
+                if kind == 3
+                else struct.pack("<HHII", tag, kind, 1, value)
+            )
+        out += struct.pack("<I", start + 2 + 12 * len(tags) + 4 if i < pages - 1 else 0)
+    return bytes(out)
+
+
 # --- a web app under uvicorn in this process ---
 
 

@@ -163,3 +163,28 @@ def test_encrypted_pdf_is_named_and_skipped(tmp_path):
     errors = [o for o in out if isinstance(o, InputError)]
     assert len(errors) == 1 and "locked.pdf" in str(errors[0]) and "encrypted" in str(errors[0])
     assert [o.stem for o in out if not isinstance(o, InputError)] == ["good.png"]
+
+
+def test_tiff_pages_are_counted_in_linear_time_and_up_to_a_limit(tmp_path):
+    import time
+
+    from fixtures import tiny_page_tiff
+
+    from ocrkit.io import tiff_page_count
+
+    many = tmp_path / "many.tif"
+    many.write_bytes(tiny_page_tiff(60_000))
+    start = time.perf_counter()
+    assert tiff_page_count(many) == 60_000  # Pillow's n_frames takes most of a minute on this file
+    assert tiff_page_count(many, stop_after=21) == 21
+    assert time.perf_counter() - start < 5
+    frames = [Image.new("L", (30, 20), 40 * i) for i in range(4)]
+    for kw in ({}, {"compression": "tiff_lzw"}, {"big_tiff": True}):
+        save(frames[0], tmp_path / "four.tif", save_all=True, append_images=frames[1:], **kw)
+        assert tiff_page_count(tmp_path / "four.tif") == 4, kw
+    looped = bytearray(tiny_page_tiff(3))
+    looped[-4:] = (10).to_bytes(4, "little")  # the last page points back at the first
+    (tmp_path / "loop.tif").write_bytes(looped)
+    assert tiff_page_count(tmp_path / "loop.tif") == 3
+    (tmp_path / "png.tif").write_bytes(b"\x89PNG\r\n\x1a\n" + b"\0" * 20)
+    assert tiff_page_count(tmp_path / "png.tif") == 1

@@ -97,9 +97,11 @@ def _read(
         try:
             load = load_pdf_page if kind == "PDF" else load_image
             numbers = [1]
-            if kind != "image":
-                count = pdf_page_count if kind == "PDF" else tiff_page_count
-                numbers = _page_numbers(count(path), limits.max_pages, page, kind)
+            if kind == "PDF":
+                numbers = _page_numbers(pdf_page_count(path), limits.max_pages, page, kind)
+            elif kind == "TIFF":  # counted only as far as the limit, or the page asked for, needs
+                count = tiff_page_count(path, stop_after=max(limits.max_pages, page or 0) + 1)
+                numbers = _page_numbers(count, limits.max_pages, page, kind)
             pages = []
             for n in numbers:
                 image = load(path, page=n, max_pixels=limits.max_pixels)
@@ -124,7 +126,8 @@ def _page_numbers(count: int, max_pages: int, page: int | None, kind: str) -> li
             raise UploadError(422, "no_such_page", f"the {kind} has {count} pages, not {page}")
         return [page]
     if count > max_pages:
-        detail = f"the {kind} has {count} pages; at most {max_pages} per request (or pass page=N)"
+        counted = f"more than {max_pages}" if kind == "TIFF" else count  # a TIFF is counted up to the limit
+        detail = f"the {kind} has {counted} pages; at most {max_pages} per request (or pass page=N)"
         raise UploadError(413, "too_many_pages", detail)
     return list(range(1, count + 1))
 

@@ -364,3 +364,22 @@ def test_convert_waits_its_turn_in_the_pool():
         ocr.gate.set()
         assert held.result().status_code == 200
         assert httpx.post(f"{url}/v1/convert", params={"format": "alto"}, json=answer).status_code == 200
+
+
+def test_a_tiff_of_many_tiny_pages_is_refused_without_counting_them_all():
+    from fixtures import tiny_page_tiff
+
+    many = tiny_page_tiff(60_000)  # 6 MB
+    ocr, _ = open_app()
+    limits = Limits(max_upload_bytes=2**23, max_pixels=10**7, max_pages=5)
+    with ThreadedServer(create_app(ocr, {}, limits)) as url:
+        start = time.monotonic()
+        refused = post(url, many, "image/tiff", "many.tif")
+        assert (refused.status_code, refused.json()["error"]) == (413, "too_many_pages")
+        assert "more than 5 pages" in refused.json()["detail"]
+        (page,) = post(url, many, "image/tiff", "many.tif", page=7).json()["pages"]
+        assert page["page"] == 7
+        files = {"file": ("many.tif", many, "image/tiff")}
+        shown = httpx.post(f"{url}/v1/page-image", files=files, params={"page": 2}, timeout=60)
+        assert shown.status_code == 200 and shown.headers["X-Page-Count"] == "60000"
+        assert time.monotonic() - start < 10  # counting with Pillow took minutes
