@@ -11,13 +11,16 @@ than running them one after the other with both threads (docs/training.md).
 from __future__ import annotations
 
 import os
+import signal
 import sys
+import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from multiprocessing import get_context
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from ocrkit import zoo
 from ocrkit.config import ConfigError
@@ -32,6 +35,8 @@ SAFETY = 0.03  # of the budget, kept free for what the estimates miss
 # READING: pages are scored with half the threads. With one other busy process on a 2-core machine, a page
 # took 54 s to read with 2 threads and 8.5 s with 1 (threads waiting for a busy core stall each other).
 KINDS: tuple[Model, ...] = ("detector", "recognizer")
+T = TypeVar("T")
+R = TypeVar("R")
 
 
 @dataclass
@@ -253,10 +258,33 @@ def plan_jobs(
 def run_jobs(jobs: list[Job], parallel: bool) -> dict[str, dict]:
     """Run the jobs (in worker processes side by side, or here one after the other)."""
     if parallel and len(jobs) > 1:
-        with ProcessPoolExecutor(len(jobs), mp_context=get_context("spawn")) as pool:
-            futures = {job.kind: pool.submit(fit_job, job) for job in jobs}
-            return {kind: future.result() for kind, future in futures.items()}
+        return dict(zip((job.kind for job in jobs), side_by_side(fit_job, jobs), strict=True))
     return {job.kind: fit_job(job) for job in jobs}
+
+
+def side_by_side(fn: Callable[[T], R], items: list[T]) -> list[R]:
+    """fn(item) for every item, each in its own spawned worker process. SIGTERM is taken as Ctrl-C
+    while they run, and any way out but their results ends the workers: a supervisor (or `timeout`)
+    signals only this process, and the workers would otherwise train on, orphaned, into a run that is
+    gone and then wait for ever for a parent that will not read their results."""
+    pool = ProcessPoolExecutor(len(items), mp_context=get_context("spawn"))
+    in_main = threading.current_thread() is threading.main_thread()  # signal handlers live there only
+    previous = signal.signal(signal.SIGTERM, _interrupt) if in_main else None
+    try:
+        futures = [pool.submit(fn, item) for item in items]
+        return [future.result() for future in futures]
+    except BaseException:
+        for process in list((pool._processes or {}).values()):  # no public way before Python 3.14
+            process.terminate()
+        raise
+    finally:
+        if in_main:
+            signal.signal(signal.SIGTERM, previous)
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
 
 
 def fit_job(job: Job) -> dict:

@@ -156,3 +156,35 @@ def test_step_by_step_configs_use_the_recipes_training_choices(kind):
     keys = [k for k in recipe["train"] if k not in ("steps", "log_every", "fit_probe_steps", "fit_evals")]
     assert {k: config["train"][k] for k in keys} == {k: recipe["train"][k] for k in keys}
     assert config["data"]["val_limit"] == recipe["data"]["val_limit"]
+
+
+@pytest.mark.slow
+def test_sigterm_ends_the_side_by_side_workers(tmp_path):
+    """A supervisor stopping `ocrkit train` signals only the main process: its training workers must end
+    with it instead of training on, orphaned."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    import psutil
+
+    script = "import time\nfrom ocrkit.finetune.run import side_by_side\nside_by_side(time.sleep, [300] * 2)"
+    proc = subprocess.Popen([sys.executable, "-c", script], cwd=REPO, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        workers: list[psutil.Process] = []
+        while len(workers) < 2:  # the two workers (the resource tracker is a child too)
+            assert time.monotonic() < deadline and proc.poll() is None, "the workers did not start"
+            children = psutil.Process(proc.pid).children(recursive=True)
+            workers = [c for c in children if "spawn_main" in " ".join(c.cmdline())]
+            time.sleep(0.2)
+        children = psutil.Process(proc.pid).children(recursive=True)
+        time.sleep(1)  # let them reach fn
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(60) != 0
+        _, alive = psutil.wait_procs(children, timeout=30)
+        assert not alive, [p.cmdline() for p in alive]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
