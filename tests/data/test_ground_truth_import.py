@@ -498,3 +498,27 @@ def test_an_ocrd_annotation_folder_alone_reads_its_image_sibling_and_no_other(tm
     page_xml_with(ws / "OCR-D-GT-PAGE", "r", "r.png", ["20,20 200,20 200,50 20,50"])
     importer = run_import([ws / "OCR-D-GT-PAGE"], tmp_path / "out")
     assert importer.summary.pages["t"] == 1 and importer.summary.failed == {"image not found next to it": 1}
+
+
+def test_an_annotation_stating_another_image_size_is_refused_or_scaled(tmp_path):
+    """PAGE/ALTO state their image's size: another picture of the same name is refused in one warning,
+    a copy resized after annotation gets its coordinates scaled."""
+    src = tmp_path / "src"
+    page_image(src / "other.png", w=500, h=500)  # another page under the annotated name
+    write_page_xml(src, "other", "2019", "other.png")  # states 400×300
+    page_image(src / "half.png", w=200, h=150, seed=1)  # the annotated page, re-saved at half size
+    write_page_xml(src, "half", "2019", "half.png")
+    page_image(src / "alto.png", w=600, h=300, seed=2)
+    write_alto(src, "alto", "v4", "alto.png", polygon=False)
+    importer = run_import([src], tmp_path / "out")
+    assert importer.summary.failed == {"image size differs from the annotation's": 2}
+    refused = [w for w in importer.warnings if "image size differs" in w]
+    assert len(refused) == 2 and all("\n" not in w for w in refused)
+    assert any(
+        w.startswith(str(src / "other.xml")) and "image 500×500, annotation 400×300" in w for w in refused
+    )
+    assert [w for w in importer.warnings if "scaled" in w] == [
+        f"{src / 'half.xml'}: coordinates scaled to the image (image 200×150, annotation 400×300)"
+    ]
+    boxes = [a["bbox"] for a in strict_json(tmp_path / "out" / "pages" / "coco.json")["annotations"]]
+    assert boxes[0] == pytest.approx([10, 10, 90, 15], abs=1)  # 20,20 → 200,50 at half size

@@ -26,7 +26,7 @@ import numpy as np
 
 from ocrkit.data.ground_truth.paths import guard
 from ocrkit.data.ground_truth.phash import NearDuplicates, phash
-from ocrkit.data.ground_truth.readers import FORMATS, GtPage, read_page, sniff_format
+from ocrkit.data.ground_truth.readers import FORMATS, GtLine, GtPage, read_page, sniff_format
 from ocrkit.data.ground_truth.text_rules import TextRules
 from ocrkit.errors import InputError, OcrkitError
 from ocrkit.io import load_image
@@ -34,6 +34,7 @@ from ocrkit.outputs import write_atomic
 
 CROP_PADDING = 3  # px around the polygon's box, as in the evaluation crops
 MAX_PAGE_SIDE = 2000  # stored page images: long side capped here (boxes scaled with it)
+SAME_ASPECT = 0.01  # an annotation stating this close an aspect (and another size) was made before a resize
 MIN_INSIDE = 0.5  # a line box with less of its area inside the page is impossible geometry: dropped
 # subset names become folder and file names under --out: no separators, no "..", no leading dot
 SUBSET_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
@@ -248,7 +249,7 @@ class Importer:
             return
         h, w = image.shape[:2]
         lines = []
-        for line in page.lines:
+        for line in fit_to_image(page, w, h, self.warn):
             box, reason = line_box(line.polygon, w, h)
             if box is None:
                 self.summary.dropped[reason] += 1
@@ -414,6 +415,24 @@ class Importer:
         params = [cv2.IMWRITE_JPEG_QUALITY, quality] if path.suffix.lower() == ".jpg" else []
         if not cv2.imwrite(str(path), bgr, params):
             raise InputError(path, "could not write image")
+
+
+def fit_to_image(page: GtPage, width: int, height: int, warn: Callable[[str], None]) -> list[GtLine]:
+    """The page's lines in its image's pixels. An annotation that states another image size belongs to
+    another picture, or to this one before it was resized: with the same aspect its coordinates are
+    scaled (one warning), otherwise the page is refused, since its boxes would cut another page's lines
+    and label them with this text."""
+    if page.stated_size is None:
+        return page.lines
+    stated_w, stated_h = page.stated_size
+    if abs(stated_w - width) <= 1 and abs(stated_h - height) <= 1:
+        return page.lines
+    sizes = f"image {width}×{height}, annotation {stated_w:g}×{stated_h:g}"
+    if abs(stated_h * width / stated_w - height) > max(2.0, SAME_ASPECT * height):
+        raise InputError(page.annotation, f"image size differs from the annotation's ({sizes}: {page.image})")
+    warn(f"{page.annotation}: coordinates scaled to the image ({sizes})")
+    sx, sy = width / stated_w, height / stated_h
+    return [GtLine([(x * sx, y * sy) for x, y in line.polygon], line.text) for line in page.lines]
 
 
 def document_split(rel_path: str, s: ImportSettings) -> str:

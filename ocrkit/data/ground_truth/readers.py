@@ -35,6 +35,7 @@ class GtPage:
     fmt: str
     lines: list[GtLine] = field(default_factory=list)
     is_line_image: bool = False  # line pairs: the image is itself one line
+    stated_size: tuple[float, float] | None = None  # (width, height) the annotation gives its image, if any
     # skipped parts as (reason, "file:row: problem"): the reason is counted, the message warned
     problems: list[tuple[str, str]] = field(default_factory=list)
 
@@ -138,6 +139,7 @@ def _read_page_xml(path: Path, tree: ET.Element, root: Path) -> GtPage:
     if not pages:
         raise InputError(path, "PAGE-XML without a <Page>")
     page = GtPage(_resolve_image(path, pages[0].get("imageFilename", ""), root), path, "page")
+    page.stated_size = _size(pages[0].get("imageWidth"), pages[0].get("imageHeight"))
     for line in _iter(pages[0], "TextLine"):
         coords = _children(line, "Coords")
         if not coords:
@@ -150,6 +152,15 @@ def _read_page_xml(path: Path, tree: ET.Element, root: Path) -> GtPage:
             continue
         page.lines.append(GtLine(polygon, _page_line_text(line)))
     return page
+
+
+def _size(width: str | None, height: str | None) -> tuple[float, float] | None:
+    """A stated image size, or None when it is missing, malformed, zero or not finite (tools write 0)."""
+    try:
+        size = float(width or ""), float(height or "")
+    except ValueError:
+        return None
+    return size if all(0 < v < float("inf") for v in size) else None
 
 
 def _page_line_text(line: ET.Element) -> str | None:
@@ -180,6 +191,10 @@ def _index(equiv: ET.Element) -> int:
 def _read_alto(path: Path, tree: ET.Element, root: Path) -> GtPage:
     names = [e.text.strip() for e in _iter(tree, "fileName") if e.text and e.text.strip()]
     page = GtPage(_resolve_image(path, names[0] if names else "", root), path, "alto")
+    units = [e.text.strip() for e in _iter(tree, "MeasurementUnit") if e.text]
+    alto_pages = list(_iter(tree, "Page"))
+    if alto_pages and units[:1] in ([], ["pixel"]):  # other units are not the image's pixels
+        page.stated_size = _size(alto_pages[0].get("WIDTH"), alto_pages[0].get("HEIGHT"))
     for line in _iter(tree, "TextLine"):
         polygon = None
         for shape in _children(line, "Shape"):
