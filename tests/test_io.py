@@ -188,3 +188,28 @@ def test_tiff_pages_are_counted_in_linear_time_and_up_to_a_limit(tmp_path):
     assert tiff_page_count(tmp_path / "loop.tif") == 3
     (tmp_path / "png.tif").write_bytes(b"\x89PNG\r\n\x1a\n" + b"\0" * 20)
     assert tiff_page_count(tmp_path / "png.tif") == 1
+
+
+@pytest.mark.parametrize("mode", ["RGBA", "I;16"])
+def test_decoding_costs_a_few_bytes_per_pixel(tmp_path, mode):
+    """A page within the pixel limit must not cost many times its size in memory: float or int64 working
+    copies would make numpy's part of decoding ~36 bytes per pixel for RGBA, ~18 for 16-bit."""
+    import tracemalloc
+
+    rng = np.random.default_rng(0)
+    shape = (1500, 1000, 4) if mode == "RGBA" else (1500, 1000)
+    values = rng.integers(0, 256 if mode == "RGBA" else 4096, shape)
+    picture = Image.fromarray(values.astype(np.uint8 if mode == "RGBA" else np.uint16))
+    path = save(picture, tmp_path / "page.png")
+    tracemalloc.start()
+    try:
+        page = load_image(path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert page.shape == (1500, 1000, 3)
+    assert peak / 1.5e6 < (16 if mode == "RGBA" else 8), f"{peak / 1.5e6:.1f} bytes per pixel"
+    if mode == "RGBA":  # composited on white exactly as before: round((c·a + 255·(255 − a)) / 255)
+        a = values[..., 3:].astype(np.float64)
+        expected = np.round((values[..., :3] * a + 255 * (255 - a)) / 255)
+        assert np.array_equal(page, expected.astype(np.uint8))
