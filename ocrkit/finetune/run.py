@@ -26,12 +26,14 @@ from ocrkit import zoo
 from ocrkit.config import ConfigError
 from ocrkit.errors import OcrkitError
 from ocrkit.finetune.data import Provenance, UserData, import_user_data
-from ocrkit.finetune.recipe import Model, detector_config, load_recipe, recognizer_config
+from ocrkit.finetune.recipe import Mixing, Model, detector_config, load_recipe, recognizer_config
 from ocrkit.model_folder import check_folder
 
 EVAL_SHARE = 0.1  # of the budget, for the start pair's page scores (the same again at the end)
 EXPORT_SECONDS = 40.0  # fp16 copies + ONNX export of both models (~25 s measured on 2 cores)
 SAFETY = 0.03  # of the budget, kept free for what the estimates miss
+MIN_TRAIN_SECONDS = 10.0  # less left for training is refused: no step would count
+MAX_MINUTES = 7 * 24 * 60  # a longer budget is a typo (and a deadline past what a clock can show)
 # READING: pages are scored with half the threads. With one other busy process on a 2-core machine, a page
 # took 54 s to read with 2 threads and 8.5 s with 1 (threads waiting for a busy core stall each other).
 KINDS: tuple[Model, ...] = ("detector", "recognizer")
@@ -89,6 +91,7 @@ def train(req: TrainRequest) -> dict:
     for kind, folder in starts.items():
         check_folder(folder, kind)
     recipes = {kind: load_recipe(kind, req.overrides.get(kind)) for kind in KINDS}
+    check_before_import(req, recipes, starts)
     work = req.out / "work"
     importer = guarded_importer(req.out / "data", req.reserved)
     data = import_user_data(
@@ -219,7 +222,7 @@ def plan_jobs(
 ) -> list[Job]:
     """One Job per model: its config (recipe + start folder + data), threads and deadline."""
     now = time.time()
-    if end - now < 10:
+    if end - now < MIN_TRAIN_SECONDS:
         raise OcrkitError(
             f"--minutes {req.minutes:g}: after the import and the start scores, {max(0, end - now):.0f} s "
             "are left for training; give a larger budget"
@@ -233,26 +236,49 @@ def plan_jobs(
         count = mixing.count(req.minutes)
         synth_dir = work / f"synth_{kind}"
         synth_file = synth_dir / ("coco.json" if kind == "detector" else "lines.jsonl")
-        build = detector_config if kind == "detector" else recognizer_config
         own = (data.train_pages, data.val_pages) if kind == "detector" else (data.train_lines, data.val_lines)
-        try:
-            config = build(
-                recipe,
-                starts[kind],
-                str(own[0]),
-                str(own[1]),
-                str(synth_file) if count else None,
-                mixing.synth_weight,
-                work / kind,
-            )
-        except ConfigError as exc:
-            raise OcrkitError(f"{kind} recipe: {exc}") from None
+        synth = str(synth_file) if count else None
+        config = build_config(kind, recipe, starts[kind], (str(own[0]), str(own[1])), synth, mixing, work)
         config.train.torch_threads = per_model
         deadline = end if side else start_at + (end - start_at) * share
         jobs.append(Job(kind, config, per_model, deadline, count, synth_dir))
         if not side:
             start_at = deadline
     return jobs
+
+
+def build_config(
+    kind: Model,
+    recipe: dict,
+    start: Path,
+    data: tuple[str, str],
+    synth: str | None,
+    mixing: Mixing,
+    work: Path,
+) -> Any:
+    """One model's training config (recipe + `--set` overrides + start folder + data); a bad recipe
+    value is one error line naming the model."""
+    build = detector_config if kind == "detector" else recognizer_config
+    try:
+        return build(recipe, start, *data, synth, mixing.synth_weight, work / kind)
+    except ConfigError as exc:
+        raise OcrkitError(f"{kind} recipe: {exc}") from None
+
+
+def check_before_import(req: TrainRequest, recipes: dict, starts: dict[str, Path]) -> None:
+    """What would otherwise stop the run only after the import and the start scores (and leave --out
+    non-empty, so that the corrected command is refused): a budget that cannot hold the fixed costs, or
+    is beyond any real run, and recipe values that do not make a config."""
+    fixed = EXPORT_SECONDS + MIN_TRAIN_SECONDS
+    if req.minutes * 60 * (1 - SAFETY) < fixed:
+        raise OcrkitError(
+            f"--minutes {req.minutes:g}: the export and the shortest training need {fixed / 60:.1f} "
+            "minutes or more; give a larger budget"
+        )
+    if req.minutes > MAX_MINUTES:
+        raise OcrkitError(f"--minutes {req.minutes:g}: at most {MAX_MINUTES} (a week)")
+    for kind, (recipe, mixing) in recipes.items():
+        build_config(kind, recipe, starts[kind], ("train", "val"), None, mixing, req.out / "work")
 
 
 def run_jobs(jobs: list[Job], parallel: bool) -> dict[str, dict]:

@@ -188,3 +188,24 @@ def test_sigterm_ends_the_side_by_side_workers(tmp_path):
     finally:
         if proc.poll() is None:
             proc.kill()
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (["--set", "rec.train.lrr=1"], "recognizer recipe: unknown config key 'train.lrr'"),
+        (["--set", "det.train.lr=abc"], "detector recipe: "),
+        (["--minutes", "0.1"], "--minutes 0.1: the export and the shortest training need"),
+        (["--minutes", "1e300"], "--minutes 1e+300: at most 10080 (a week)"),
+        (["--minutes", "inf"], "--minutes: must be a finite number above 0"),
+    ],
+)
+def test_recipe_values_and_budget_are_checked_before_the_import(tmp_path, capsys, options, message):
+    """A bad --set or --minutes is one line before anything is read or written, so the corrected
+    command can use the same --out."""
+    text_pages(tmp_path / "gt", 2)
+    args = ["train", tmp_path / "gt", "--out", tmp_path / "out", "--no-reserved", "--minutes", "3", *options]
+    code, out, err = run_cli(args, capsys)
+    assert code == 2 and message in err, err
+    assert len(err.strip().splitlines()) == 1 and "import:" not in out
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
