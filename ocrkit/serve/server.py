@@ -18,6 +18,8 @@ from typing import Any
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 HEADER_TIMEOUT_S = 10.0  # a request's headers must be complete this long after the connection is free
+BODY_GRACE_S = 10.0  # a request body may start slowly for this long after its headers ...
+MIN_BODY_BYTES_PER_S = 20_000  # ... then must average this rate (a 20 MB upload: 1000 s at the least)
 KEEP_ALIVE_S = 5  # an idle keep-alive connection is closed after this
 GRACEFUL_SHUTDOWN_S = 30  # on SIGTERM, requests still running after this are cut off
 MAX_HEADER_BYTES = 16 * 1024  # h11: the largest request head accepted
@@ -32,15 +34,33 @@ class HeaderTimeoutH11(H11Protocol):
     client sends a header byte now and then and would otherwise hold its socket for ever)."""
 
     header_timeout_s = HEADER_TIMEOUT_S
+    body_grace_s = BODY_GRACE_S
+    min_body_rate = MIN_BODY_BYTES_PER_S
 
     def connection_made(self, transport) -> None:  # noqa: ANN001 - asyncio.Transport
         super().connection_made(transport)
+        self._body_clock = None
         self._start_header_clock()
 
     def data_received(self, data: bytes) -> None:
+        self._body_bytes = getattr(self, "_body_bytes", 0) + len(data)
         super().data_received(data)
-        if self.cycle is not self._waiting_after:  # a new request's headers are complete
+        if self.cycle is not self._waiting_after and self._header_clock is not None:  # headers complete
             self._stop_header_clock()
+            self._body_bytes, self._body_since = 0, self.loop.time()
+            self._body_clock = self.loop.call_later(1.0, self._check_body_rate, self.cycle)
+
+    def _check_body_rate(self, cycle: object) -> None:
+        """Close the connection of a request whose body, once its grace period is over, arrives slower
+        than `min_body_rate` on average: a slow upload otherwise holds one of the connections for ever."""
+        self._body_clock = None
+        if self.cycle is not cycle or not cycle.more_body or self.transport.is_closing():
+            return
+        late = self.loop.time() - self._body_since - self.body_grace_s
+        if late > 0 and not self.flow.read_paused and self._body_bytes < self.min_body_rate * late:
+            self.transport.close()
+            return
+        self._body_clock = self.loop.call_later(1.0, self._check_body_rate, cycle)
 
     def on_response_complete(self) -> None:
         super().on_response_complete()
@@ -49,6 +69,8 @@ class HeaderTimeoutH11(H11Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._stop_header_clock()
+        if self._body_clock is not None:
+            self._body_clock.cancel()
         super().connection_lost(exc)
 
     def _start_header_clock(self) -> None:

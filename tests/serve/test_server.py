@@ -133,3 +133,26 @@ def test_a_repeated_log_line_is_written_once_per_interval_with_a_count(monkeypat
     clock[0] += 10
     later = record(flood)
     assert repeat.filter(later) and "(999 more like this since the last one logged)" in later.getMessage()
+
+
+def test_a_body_trickled_below_the_minimum_rate_is_disconnected(monkeypatch):
+    monkeypatch.setattr(HeaderTimeoutH11, "body_grace_s", 0.5)
+    monkeypatch.setattr(HeaderTimeoutH11, "min_body_rate", 1000)
+    with Running() as running, running.connect() as slow:
+        slow.sendall(b"POST /upload HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n")
+        started, closed = time.monotonic(), False
+        while time.monotonic() - started < 8:
+            try:
+                slow.sendall(b"x")  # 5 bytes/s: the upload would take hours
+                if slow.recv(1, socket.MSG_DONTWAIT) == b"":
+                    closed = True
+                    break
+            except BlockingIOError:
+                pass
+            except OSError:
+                closed = True
+                break
+            time.sleep(0.2)
+        assert closed and time.monotonic() - started < 5
+        big = httpx.post(f"http://127.0.0.1:{running.port}/upload", content=b"y" * 2_000_000, timeout=10)
+        assert big.json() == {"bytes": 2_000_000}  # a client sending at a normal pace is not affected
