@@ -1,7 +1,7 @@
 """ocrkit: find the text lines on document pages and read them.
 
 Public API (heavy modules load lazily so `import ocrkit` stays fast):
-    OCR, Page, Line, load_detector, load_recognizer, letterbox, Geometry, load_image,
+    OCR, Page, Line, Word, Orientation, load_detector, load_recognizer, letterbox, Geometry, load_image,
     InputError, ModelError, train and TrainRequest (what `ocrkit train` runs).
 """
 
@@ -20,7 +20,7 @@ __all__, __getattr__ = lazy_exports(
     __name__,
     {
         "ocrkit.pipeline": ("OCR",),
-        "ocrkit.document": ("Page", "Line"),
+        "ocrkit.document": ("Page", "Line", "Word", "Orientation"),
         "ocrkit.detection": ("load_detector",),
         "ocrkit.recognition": ("load_recognizer",),
         "ocrkit.preprocess": ("letterbox", "Geometry"),

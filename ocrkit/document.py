@@ -35,13 +35,43 @@ class Line:
     det_score: float = 0.0
     rec_score: float = 0.0
     words: list[Word] = field(default_factory=list)  # left to right; empty when nothing was read
+    # the line's four corners (clockwise from its top left) where the page was straightened: its box
+    # is then turned on the page as sent, and `bbox` bounds it
+    polygon: list[list[float]] | None = None
 
     def to_dict(self) -> dict:
         d = {"bbox": [round(float(v), 2) for v in self.bbox], "text": self.text}
+        if self.polygon is not None:
+            d["polygon"] = [[round(float(x), 2), round(float(y), 2)] for x, y in self.polygon]
         for key in ("score", "det_score", "rec_score"):
             d[key] = round(float(getattr(self, key)), 5)
         d["words"] = [word.to_dict() for word in self.words]
         return d
+
+
+@dataclass(frozen=True)
+class Orientation:
+    """How a page was sent: turned `angle` degrees clockwise from upright (0, 90, 180, 270), with the
+    classifier's `confidence`; `applied` is the turn undone before reading (0 when it was unsure), and
+    `skew` the small turn (degrees counter-clockwise) its print had and that was undone after it."""
+
+    angle: int
+    confidence: float
+    applied: int
+    skew: float = 0.0
+
+    @property
+    def turns(self) -> int:
+        """Quarter turns undone before reading."""
+        return self.applied // 90
+
+    def to_dict(self) -> dict:
+        return {
+            "angle": self.angle,
+            "confidence": round(self.confidence, 4),
+            "applied": self.applied,
+            "skew": round(self.skew, 2),
+        }
 
 
 @dataclass
@@ -52,6 +82,7 @@ class Page:
     page: int = 1
     seconds: float = 0.0
     lines: list[Line] = field(default_factory=list)
+    orientation: Orientation | None = None  # None: read as sent, nothing classified
 
     @property
     def text(self) -> str:
@@ -73,6 +104,7 @@ class Page:
             "width": self.width,
             "height": self.height,
             "seconds": round(self.seconds, 4),
+            "orientation": self.orientation.to_dict() if self.orientation else None,
             "lines": [line.to_dict() for line in self.lines],
         }
 
@@ -92,6 +124,7 @@ class Page:
                     Word([float(v) for v in w["bbox"]], w.get("text", ""), w.get("score", 0.0))
                     for w in ln.get("words", [])
                 ],
+                polygon=ln.get("polygon"),
             )
             for ln in d.get("lines", [])
         ]
@@ -102,6 +135,7 @@ class Page:
             page=int(d.get("page", 1)),
             seconds=float(d.get("seconds", 0.0)),
             lines=lines,
+            orientation=Orientation(**d["orientation"]) if d.get("orientation") else None,
         )
 
     def boxes(self) -> np.ndarray:

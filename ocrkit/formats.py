@@ -174,7 +174,12 @@ def to_page_xml(page: Page) -> str:
     )
     for n, line in enumerate(page.lines, 1):
         tl = ET.SubElement(region, q("TextLine"), {"id": f"line_{n}"})
-        ET.SubElement(tl, q("Coords"), {"points": _points(line.bbox)})
+        points = (
+            " ".join(f"{round(x)},{round(y)}" for x, y in line.polygon)
+            if line.polygon
+            else _points(line.bbox)
+        )
+        ET.SubElement(tl, q("Coords"), {"points": points})
         for k, word in enumerate(line.words, 1):
             element = ET.SubElement(tl, q("Word"), {"id": f"word_{n}_{k}"})
             ET.SubElement(element, q("Coords"), {"points": _points(word.bbox)})

@@ -34,8 +34,9 @@ from ocrkit.preprocess import page_longest
 SETTINGS_NAME = "ocrkit.json"
 CTC_HEAD_FILE = "ctc_head.safetensors"
 FORMAT_VERSION = 1  # bump when a key changes meaning; a new optional key does not need it
-Kind = Literal["detector", "recognizer"]
-TASKS: dict[str, str] = {"detector": "detection", "recognizer": "recognition"}  # kind → the file's task
+Kind = Literal["detector", "recognizer", "orientation"]
+# kind → the file's task
+TASKS: dict[str, str] = {"detector": "detection", "recognizer": "recognition", "orientation": "orientation"}
 HEADER = ("format_version", "task")
 NESTED = ("post", "preprocess", "extra", "format_version")  # spec fields that are not flat settings
 
@@ -97,6 +98,22 @@ class RecognizerSpec:
         )
 
 
+@dataclass(frozen=True)
+class OrientationSpec:
+    """A page-orientation classifier's settings: how pages are cut into the windows it reads, and how
+    sure it must be to turn a page (ocrkit.orientation)."""
+
+    kind: ClassVar[Kind] = "orientation"
+    arch: str = "mobilenetv3_small_050"  # the timm architecture
+    page_side: int = 1024  # pages scaled to this long side before windows are cut
+    window: int = 128  # the square windows' side, the network's input
+    windows: int = 8  # windows read per page, their votes summed
+    min_confidence: float = 0.9  # a page is turned only when the classifier is at least this sure
+    onnx: str | None = None  # set in an ONNX export: its graph file
+    extra: dict[str, Any] = field(default_factory=dict)
+    format_version: int = FORMAT_VERSION
+
+
 def chosen_decoding(spec: RecognizerSpec, override: str | None, folder: str | Path) -> Decoding:
     """The folder's own decoding, or `override` (attention | ctc | joint); ModelError for another name."""
     if override is None:
@@ -132,7 +149,7 @@ def folder_ctc_head(folder: str | Path, spec: RecognizerSpec, decoding: Decoding
     return None
 
 
-Spec = DetectorSpec | RecognizerSpec
+Spec = DetectorSpec | RecognizerSpec | OrientationSpec
 
 
 def spec_path(folder: str | Path) -> Path:
@@ -149,6 +166,8 @@ def has_spec(folder: str | Path) -> bool:
 def read_spec(folder: str | Path, kind: Literal["detector"]) -> DetectorSpec: ...
 @overload
 def read_spec(folder: str | Path, kind: Literal["recognizer"]) -> RecognizerSpec: ...
+@overload
+def read_spec(folder: str | Path, kind: Literal["orientation"]) -> OrientationSpec: ...
 @overload
 def read_spec(folder: str | Path, kind: None = None) -> Spec: ...
 def read_spec(folder: str | Path, kind: Kind | None = None) -> Spec:
@@ -185,6 +204,8 @@ def write_spec(folder: str | Path, spec: Spec) -> Path:
 def check_folder(folder: str | Path, kind: Literal["detector"]) -> DetectorSpec: ...
 @overload
 def check_folder(folder: str | Path, kind: Literal["recognizer"]) -> RecognizerSpec: ...
+@overload
+def check_folder(folder: str | Path, kind: Literal["orientation"]) -> OrientationSpec: ...
 def check_folder(folder: str | Path, kind: Kind) -> Spec:
     """The spec of a complete `kind` folder, torch or ONNX export; else one ModelError naming the problem.
 
@@ -197,6 +218,8 @@ def check_folder(folder: str | Path, kind: Kind) -> Spec:
     spec = read_spec(folder, kind)
     if isinstance(spec, DetectorSpec):
         needed = [spec.onnx] if spec.onnx else ["config.json", "model.safetensors"]
+    elif isinstance(spec, OrientationSpec):
+        needed = [spec.onnx or "model.safetensors"]
     elif any(folder.glob("*.onnx")):  # an export: graphs, their config and the tokenizer
         needed = ["config.json", "tokenizer.json"]
     else:
@@ -235,6 +258,8 @@ def settings_of(spec: Spec, keep_unset: bool = False) -> dict[str, Any]:
             "max_longest": spec.max_longest,
         }
         body = {**own, **asdict(spec.post), "onnx": spec.onnx}
+    elif isinstance(spec, OrientationSpec):
+        body = {f.name: getattr(spec, f.name) for f in fields(OrientationSpec) if f.name not in NESTED}
     else:
         own = {f.name: getattr(spec, f.name) for f in fields(RecognizerSpec) if f.name not in NESTED}
         body = {**asdict(spec.preprocess), **own}
@@ -272,7 +297,16 @@ def spec_from_settings(data: object, folder: str | Path) -> Spec:
                 folder, f"{SETTINGS_NAME}: min_confidence must be at least 0 and below 1, got {cut!r}"
             )
         return RecognizerSpec(LinePreprocess(**preprocess), **own, extra=data, format_version=version)
-    raise ModelError(folder, f"{SETTINGS_NAME}: unknown task {task!r} (detection | recognition)")
+    if task == TASKS["orientation"]:
+        own = _take(data, OrientationSpec, folder, skip=NESTED)
+        if not 0.0 <= own.get("min_confidence", 0.0) <= 1.0:
+            raise ModelError(
+                folder, f"{SETTINGS_NAME}: min_confidence must be in [0, 1], got {own['min_confidence']!r}"
+            )
+        return OrientationSpec(**own, extra=data, format_version=version)
+    raise ModelError(
+        folder, f"{SETTINGS_NAME}: unknown task {task!r} (detection | recognition | orientation)"
+    )
 
 
 def _take(data: dict[str, Any], cls: type, folder: str | Path, skip: tuple[str, ...] = ()) -> dict[str, Any]:

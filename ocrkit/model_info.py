@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from ocrkit.errors import ModelError
-from ocrkit.model_folder import SETTINGS_NAME, DetectorSpec, Spec, read_spec
+from ocrkit.model_folder import SETTINGS_NAME, DetectorSpec, OrientationSpec, RecognizerSpec, Spec, read_spec
 from ocrkit.zoo import open_model_file, weights_digest
 
 CARD_NAME = "MODEL_CARD.md"
@@ -55,7 +55,7 @@ def describe(folder: Path) -> ModelInfo:
         version=weights_digest(folder),
         architecture=_architecture(spec, config),
         input=_input(spec),
-        decoding="" if isinstance(spec, DetectorSpec) else spec.decoding,
+        decoding=spec.decoding if isinstance(spec, RecognizerSpec) else "",
         licence=_first(r"^license: *(.+)$", card.split("\n---", 1)[0] if card.startswith("---") else ""),
         data_conditions=_conditions(card),
     )
@@ -98,12 +98,19 @@ def _architecture(spec: Spec, config: dict) -> str:
     ]
     if isinstance(spec, DetectorSpec) and spec.arch:
         parts = [spec.arch]
+    if isinstance(spec, OrientationSpec):
+        return f"timm {spec.arch}, four classes (quarter turns)"
     text = f"{name} ({' + '.join(parts)})" if parts else name
     size = getattr(spec, "size", None)
     return f"{text}, size {size}" if size else text
 
 
 def _input(spec: Spec) -> str:
+    if isinstance(spec, OrientationSpec):
+        return (
+            f"gray page at long side {spec.page_side} px, the {spec.windows} most inked "
+            f"{spec.window} × {spec.window} px windows"
+        )
     if isinstance(spec, DetectorSpec):
         if spec.square:
             return f"RGB page, letterboxed to {spec.longest} × {spec.longest} px"

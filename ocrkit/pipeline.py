@@ -8,19 +8,23 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Protocol
 
 import numpy as np
 
 from ocrkit import zoo
-from ocrkit.document import Line, Page
+from ocrkit.document import Line, Orientation, Page
 from ocrkit.errors import InputError, OcrkitError
 from ocrkit.inputs import collect_inputs
 from ocrkit.io import PageSource, load_page
 from ocrkit.line_crops import crop_windows
 from ocrkit.model_folder import read_spec
 from ocrkit.not_text import is_text
+from ocrkit.orientation.decide import told
+from ocrkit.orientation.frame import ANGLES, boxes_to_sent, points_to_sent, upright
+from ocrkit.orientation.skew import MIN_SKEW, corners_back, page_skew, straighten
 from ocrkit.reading_order import reading_order
 from ocrkit.words import PlacedText, place_words
 
@@ -35,6 +39,12 @@ class LineDetector(Protocol):
     """What the torch detector and its ONNX export both offer."""
 
     def predict(self, images: list[np.ndarray]) -> list[tuple[np.ndarray, np.ndarray]]: ...
+
+
+class PageOrienter(Protocol):
+    """What the torch orientation classifier and its ONNX export both offer."""
+
+    def classify(self, image: np.ndarray) -> Orientation: ...
 
 
 class LineReader(Protocol):
@@ -61,9 +71,13 @@ class OCR:
         threads: int | None = None,
         decoding: str | None = None,
         min_confidence: float | None = None,
+        orientation: str | int = "auto",
+        orientation_model: str | Path | None = None,
     ) -> None:
         """`decoding` (attention | ctc | joint) overrides the recognizer folder's own choice, and
-        `min_confidence` its `min_confidence` (0: keep every line read)."""
+        `min_confidence` its `min_confidence` (0: keep every line read). `orientation`: "auto" classifies
+        how each page was sent (turned 0/90/180/270 degrees clockwise) and reads it upright; an angle
+        says how every page was sent (0: read as sent, nothing classified)."""
         if batch_size < 1:
             raise ValueError(f"batch_size must be 1 or more, got {batch_size}")
         if min_confidence is not None and not 0.0 <= min_confidence < 1.0:
@@ -77,6 +91,11 @@ class OCR:
         self.min_confidence = min_confidence
         self.detector: LineDetector
         self.recognizer: LineReader
+        self.orientation = check_orientation(orientation)
+        self.orienter: PageOrienter | None = None
+        if self.orientation == "auto":
+            folder = zoo.resolve(orientation_model, "orientation")
+            self.orienter = load_orienter(folder, backend, threads)
         if backend == "torch":
             import torch
 
@@ -94,8 +113,15 @@ class OCR:
             self.detector, self.recognizer = load_onnx_models(det_dir, rec_dir, threads, decoding=decoding)
 
     def detect(self, image: np.ndarray, name: str = "<array>", page: int = 1) -> Page:
-        """The text lines of one HxWx3 RGB page, in reading order, without reading them (no text)."""
+        """The text lines of one HxWx3 RGB page as given (no orientation), in reading order, without
+        reading them (no text)."""
         return detect_page(self.detector, image, name, page)
+
+    def orient(self, image: np.ndarray) -> Orientation | None:
+        """How a page was sent: classified ("auto"), as told (an angle), or None for 0."""
+        if self.orienter is not None:
+            return self.orienter.classify(image)
+        return told(self.orientation) if self.orientation else None
 
     def read(self, image: str | Path | np.ndarray, name: str | None = None, page: int = 1) -> Page:
         """One page: an HxWx3 RGB uint8 array, or an image or PDF file (its `page`-th page). `name` is the
@@ -180,15 +206,38 @@ class OCR:
         as "" (synthetic blank crops). Lines read less sure than `min_confidence` are dropped only when
         the caller or the folder asks for it: a hard line is read unsure too.
         A page's `seconds` is its detection time plus its share (by line count) of the recognition time."""
+        start = time.perf_counter()
+        framed = [self._upright(image) for image in images]
+        per_page = (time.perf_counter() - start) / max(len(images), 1)
         found = [
-            self.detect(image, name, page) for image, name, page in zip(images, names, pages, strict=True)
+            self.detect(image, name, page)
+            for (image, _, _), name, page in zip(framed, names, pages, strict=True)
         ]
-        self._read_lines(images, found)
-        for page in found:
+        self._read_lines([image for image, _, _ in framed], found)
+        for page, sent, (_, orientation, back) in zip(found, images, framed, strict=True):
             page.lines = [
                 line for line in page.lines if is_text(line.text) and line.rec_score >= self.min_confidence
             ]
+            page.seconds += per_page
+            if orientation is not None:
+                to_sent_frame(page, orientation, back, sent.shape[1], sent.shape[0])
         return found
+
+    def _upright(self, image: np.ndarray) -> tuple[np.ndarray, Orientation | None, np.ndarray | None]:
+        """The page as it is read: turned upright and, with `orientation="auto"`, straightened when its
+        print is skewed by MIN_SKEW or more; how it was sent; the affine map from the straightened page
+        back to the upright one (None when not straightened)."""
+        orientation = self.orient(image)
+        if orientation is None:
+            return image, None, None
+        page = upright(image, orientation.turns)
+        if self.orienter is None:
+            return page, orientation, None
+        skew = page_skew(page)
+        if abs(skew) < MIN_SKEW:
+            return page, orientation, None
+        straight, back = straighten(page, skew)
+        return straight, replace(orientation, skew=round(skew, 2)), back
 
     def _read_lines(self, images: Sequence[np.ndarray], found: list[Page]) -> None:
         """Recognise the lines of `found` (boxes on `images`) in one run, filling in text, scores and
@@ -210,6 +259,49 @@ class OCR:
                 line.text, line.rec_score = placed.text, float(placed.score)
                 line.score = line.det_score * line.rec_score
                 line.words = place_words(placed, line.bbox, window[0], next(pixels), window[1])
+
+
+def check_orientation(value: str | int) -> str | int:
+    """`orientation` as given if it is "auto" or a quarter turn in degrees; ValueError otherwise."""
+    if value == "auto" or (isinstance(value, int) and not isinstance(value, bool) and value in ANGLES):
+        return value
+    raise ValueError(f"orientation must be auto or one of {', '.join(map(str, ANGLES))}, got {value!r}")
+
+
+def load_orienter(folder: Path, backend: str, threads: int | None) -> PageOrienter:
+    """The orientation classifier of `folder` for the backend (the shipped one exported once for ONNX)."""
+    if backend == "onnx":
+        from ocrkit.runtime.orientation import OnnxOrientation
+
+        return OnnxOrientation(zoo.onnx_folder(folder, "orientation"), threads)
+    from ocrkit.orientation.model import OrientationClassifier
+
+    return OrientationClassifier.load(folder)
+
+
+def to_sent_frame(
+    page: Page, orientation: Orientation, back: np.ndarray | None, width: int, height: int
+) -> None:
+    """A page read upright (and straightened, `back` mapping it to the upright page), its boxes (lines
+    and words) put back on the page as sent (`width` × `height`); a straightened line also gets its
+    turned box as a polygon, `bbox` bounding it."""
+    page.orientation = orientation
+    page.width, page.height = width, height
+    turns = orientation.turns
+
+    def placed(box: list[float]) -> tuple[list[float], np.ndarray | None]:
+        if back is None:
+            return boxes_to_sent(np.array([box]), turns, width, height)[0].tolist(), None
+        corners = points_to_sent(corners_back(np.array([box]), back)[0], turns, width, height)
+        corners = np.clip(corners, 0, [width, height])
+        return [*corners.min(0).tolist(), *corners.max(0).tolist()], corners
+
+    for line in page.lines:
+        line.bbox, corners = placed(line.bbox)
+        if corners is not None:
+            line.polygon = corners.tolist()
+        for word in line.words:
+            word.bbox = placed(word.bbox)[0]
 
 
 def detect_page(detector: LineDetector, image: np.ndarray, name: str = "<array>", page: int = 1) -> Page:

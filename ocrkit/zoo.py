@@ -27,7 +27,16 @@ from ocrkit.model_folder import Kind, has_spec, read_spec, spec_path
 MODELS_DIR = Path(__file__).parent / "models"
 # What an export imports beyond the core install (the 'export' extra); checked before any work starts.
 EXPORT_MODULES = ("torch", "transformers", "torchvision", "onnx", "optimum.exporters.onnx")
-DEFAULTS: dict[Kind, str] = {"detector": "detector", "recognizer": "recognizer"}  # kind → shipped name
+DEFAULTS: dict[Kind, str] = {
+    "detector": "detector",
+    "recognizer": "recognizer",
+    "orientation": "orientation",
+}  # kind → shipped name
+MODEL_OPTIONS: dict[Kind, str] = {  # the command-line option that names a folder of each kind
+    "detector": "--det-model",
+    "recognizer": "--rec-model",
+    "orientation": "--orientation-model",
+}
 
 
 @dataclass(frozen=True)
@@ -99,7 +108,8 @@ def _shipped(name: str, kind: Kind) -> Path:
     folder = MODELS_DIR / name
     if not has_spec(folder):
         if name == DEFAULTS[kind]:
-            raise ModelError(folder, f"no default {kind} model installed yet; pass --{kind[:3]}-model DIR")
+            option = MODEL_OPTIONS[kind]
+            raise ModelError(folder, f"no default {kind} model installed yet; pass {option} DIR")
         raise ModelError(folder, f"the shipped model {name!r} is not installed")
     read_spec(folder, kind)  # a shipped model of the other kind fails here, naming it
     return folder
@@ -159,7 +169,7 @@ def weights_digest(model_dir: Path) -> str:
 
 # The export layout per kind, part of the cache key: a runtime that needs a newer layout (the recognizer
 # decoders' cross-attention mask, layout 2) gets a fresh export instead of an older cached one.
-EXPORT_LAYOUTS: dict[str, int] = {"detector": 1, "recognizer": 2}
+EXPORT_LAYOUTS: dict[str, int] = {"detector": 1, "recognizer": 2, "orientation": 1}
 
 
 def cached_onnx_export(model_dir: Path, kind: Kind) -> Path:
@@ -174,6 +184,7 @@ def cached_onnx_export(model_dir: Path, kind: Kind) -> Path:
     for module in EXPORT_MODULES:
         require(module, "export", f"exporting the shipped {kind} to ONNX")
     from ocrkit.export.detector import export_detector
+    from ocrkit.export.orientation import export_orientation
     from ocrkit.export.recognizer import export_recognizer
 
     print(f"ocrkit: exporting the shipped {kind} to ONNX once, into {target}", file=sys.stderr)
@@ -182,7 +193,8 @@ def cached_onnx_export(model_dir: Path, kind: Kind) -> Path:
     try:
         with warnings.catch_warnings():  # tracer warnings about Python control flow are not for users
             warnings.simplefilter("ignore")
-            (export_detector if kind == "detector" else export_recognizer)(model_dir, scratch)
+            exporters = {"detector": export_detector, "recognizer": export_recognizer}
+            exporters.get(kind, export_orientation)(model_dir, scratch)
         try:
             scratch.rename(target)
         except OSError:  # another process finished the same export first

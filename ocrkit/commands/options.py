@@ -143,6 +143,21 @@ def add_model_options(
             help="drop lines read less sure than this (0 keeps every line); "
             "default: the `min_confidence` of the recognizer folder's ocrkit.json (none: 0)",
         )
+        g.add_argument(
+            "--orientation",
+            type=orientation_choice,
+            default="auto",
+            metavar="auto|0|90|180|270",
+            help="how pages were sent: auto (default) finds out per page and reads it upright; an angle "
+            "(degrees clockwise from upright) is undone on every page, 0 reads pages as they come. "
+            "Boxes are always given on the page as sent",
+        )
+        g.add_argument(
+            "--orientation-model",
+            type=Path,
+            metavar="DIR_OR_NAME",
+            help="orientation classifier folder or shipped name; default: the shipped classifier",
+        )
     if backend:
         g.add_argument(
             "--backend",
@@ -188,5 +203,16 @@ def ocr_options(args: argparse.Namespace) -> dict[str, Any]:
         "threads",
         "decoding",
         "min_confidence",
+        "orientation",
+        "orientation_model",
     )
     return {name: getattr(args, name) for name in names}
+
+
+def orientation_choice(text: str) -> str | int:
+    """argparse type for --orientation: auto, or a quarter turn in degrees."""
+    if text == "auto":
+        return text
+    if text in ("0", "90", "180", "270"):
+        return int(text)
+    raise argparse.ArgumentTypeError(f"expected auto, 0, 90, 180 or 270, got {text!r}")

@@ -26,6 +26,15 @@ class LineIn(BaseModel):
     det_score: float = 0.0
     rec_score: float = 0.0
     words: list[WordIn] = []
+    polygon: list[list[float]] | None = None
+
+
+class OrientationIn(BaseModel):
+    model_config = _FINITE
+    angle: int = Field(description="degrees clockwise the page was sent turned: 0, 90, 180 or 270")
+    confidence: float = 1.0
+    applied: int = 0
+    skew: float = 0.0
 
 
 class PageIn(BaseModel):
@@ -35,6 +44,7 @@ class PageIn(BaseModel):
     height: int = Field(gt=0)
     page: int = Field(1, ge=1)
     seconds: float = 0.0
+    orientation: OrientationIn | None = None
     lines: list[LineIn] = []
 
 

@@ -172,12 +172,16 @@ def test_runtime_works_without_torch(detector_dirs, recognizer_dirs, tmp_path):
     Image.fromarray(page).save(tmp_path / "page.png")
     models = ["--det-model", str(detector_dirs[1]), "--rec-model", str(recognizer_dirs[1])]
     out = ["--out", str(tmp_path / "out"), "--format", "json"]
-    res = run_cli_without_torch("infer", "--backend", "onnx", *models, *out, str(tmp_path / "page.png"))
+    res = run_cli_without_torch(
+        "infer", "--backend", "onnx", "--orientation", "0", *models, *out, str(tmp_path / "page.png")
+    )
     assert res.returncode == 0, res.stderr[-2000:]
     got = json.loads((tmp_path / "out" / "page.png.json").read_text())  # named as by ocrkit infer
     from ocrkit.pipeline import OCR
 
-    want = OCR(detector_dirs[0], recognizer_dirs[0]).read(page, name=str(tmp_path / "page.png"))
+    want = OCR(detector_dirs[0], recognizer_dirs[0], orientation=0).read(
+        page, name=str(tmp_path / "page.png")
+    )
     assert len(got["lines"]) == len(want.lines) > 0
     for g, w in zip(got["lines"], want.lines, strict=True):
         assert g["text"] == w.text
@@ -205,12 +209,16 @@ def test_cli_onnx_backend_reads_a_page_without_torch(detector_dirs, recognizer_d
     Image.fromarray(page).save(tmp_path / "page.png")
     out = tmp_path / "out"
     models = ["--det-model", str(detector_dirs[1]), "--rec-model", str(recognizer_dirs[1]), "--out", str(out)]
-    res = run_cli_without_torch("infer", "--backend", "onnx", *models, str(tmp_path / "page.png"))
+    res = run_cli_without_torch(
+        "infer", "--backend", "onnx", "--orientation", "0", *models, str(tmp_path / "page.png")
+    )
     assert res.returncode == 0, res.stderr[-2000:]
     got = json.loads((out / "page.png.json").read_text())
     from ocrkit.pipeline import OCR
 
-    want = OCR(detector_dirs[1], recognizer_dirs[1], backend="onnx").read(page, name=got["image"])
+    want = OCR(detector_dirs[1], recognizer_dirs[1], backend="onnx", orientation=0).read(
+        page, name=got["image"]
+    )
     assert got["lines"] == json.loads(want.to_json())["lines"] and want.lines  # JSON as written, rounded
 
 

@@ -132,7 +132,7 @@ def test_every_format_with_its_media_type(server):
     assert got.status_code == 200 and got.headers["content-type"] == "application/json"
     (page,) = got.json()["pages"]
     assert (page["image"], page["width"], page["height"]) == ("page.png", 260, 180)
-    assert set(page) == {"image", "page", "width", "height", "seconds", "lines"}
+    assert set(page) == {"image", "page", "width", "height", "seconds", "orientation", "lines"}
     text = post(url, png(), format="txt")
     assert text.headers["content-type"].startswith("text/plain")
     assert text.text == Page.from_dict(page).text + "\n" and page["lines"]

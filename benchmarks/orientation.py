@@ -1,0 +1,86 @@
+"""Page orientation: how often the classifier finds how a page was sent, and what it costs per page.
+
+    python benchmarks/orientation.py PAGES_OR_COCO... [--model orientation] [--backend onnx] [--threads 2]
+
+Every page (image files in folders, or the pages of COCO files) is sent upright and turned 90/180/270
+degrees clockwise, each also skewed by -10/-5/+5/+10 degrees; the table gives per turn the share found
+(the likeliest turn is the right one), the share turned right (found and sure enough to be undone), and
+the share of pages left unsure; then the classifier's median milliseconds per page.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from ocrkit.io import load_image
+from ocrkit.orientation.frame import ANGLES, turned
+
+SKEWS = (0.0, -10.0, -5.0, 5.0, 10.0)
+IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".tif", ".tiff", ".webp")
+
+
+def page_files(sources: list[str]) -> list[Path]:
+    files: list[Path] = []
+    for source in map(Path, sources):
+        if source.suffix == ".json":
+            images = json.loads(source.read_text(encoding="utf-8"))["images"]
+            files += [source.parent / im["file_name"] for im in images]
+        elif source.is_dir():
+            files += sorted(p for p in source.rglob("*") if p.suffix.lower() in IMAGE_SUFFIXES)
+        else:
+            files.append(source)
+    return files
+
+
+def skewed(image: np.ndarray, degrees: float) -> np.ndarray:
+    """The page turned by a small angle about its centre, the corners filled with its border's colour."""
+    if not degrees:
+        return image
+    h, w = image.shape[:2]
+    matrix = cv2.getRotationMatrix2D((w / 2, h / 2), degrees, 1.0)
+    return cv2.warpAffine(image, matrix, (w, h), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("sources", nargs="+", help="folders of pages, image files or COCO files")
+    parser.add_argument("--model", default=None, help="orientation folder or shipped name")
+    parser.add_argument("--backend", choices=("torch", "onnx"), default="onnx")
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--limit", type=int, default=0, help="at most this many pages (0: all)")
+    args = parser.parse_args()
+    from ocrkit import zoo
+    from ocrkit.pipeline import load_orienter
+
+    orienter = load_orienter(zoo.resolve(args.model, "orientation"), args.backend, args.threads)
+    files = page_files(args.sources)[: args.limit or None]
+    counts = {(a, s): np.zeros(3) for a in ANGLES for s in SKEWS}
+    seconds = []
+    for path in files:
+        page = load_image(path)
+        for skew in SKEWS:
+            tilted = skewed(page, skew)
+            for turns, angle in enumerate(ANGLES):
+                sent = turned(tilted, turns)
+                started = time.perf_counter()
+                result = orienter.classify(sent)
+                seconds.append(time.perf_counter() - started)
+                counts[angle, skew] += [result.angle == angle, result.applied == angle, result.applied == 0]
+    n = len(files)
+    print(f"{n} pages, {args.backend}, {args.threads} threads")
+    print(f"{'sent':>6s} {'skew':>6s} {'found':>7s} {'turned right':>13s} {'unsure/as is':>13s}")
+    for (angle, skew), (found, right, kept) in counts.items():
+        print(f"{angle:6d} {skew:+6.0f} {found / n:7.3f} {right / n:13.3f} {kept / n:13.3f}")
+    total = sum(counts.values())
+    print(f"{'all':>13s} {total[0] / (n * len(counts)):7.3f} {total[1] / (n * len(counts)):13.3f}")
+    print(f"median {1000 * float(np.median(seconds)):.1f} ms per page (windows cut and classified)")
+
+
+if __name__ == "__main__":
+    main()

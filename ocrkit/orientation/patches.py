@@ -1,0 +1,77 @@
+"""The windows of a page the orientation classifier reads (numpy and OpenCV: the ONNX path uses it too).
+
+A page scaled to a fixed long side is too small as a whole for a small network to see which way its
+letters stand (a book page's lines come out a few pixels tall), while a window of a few lines at that
+scale shows the glyphs: the page is scaled so its long side is `page_side`, cut into square windows of
+`size` on a grid, and the `count` windows holding most print are read; their votes are averaged. Blank
+paper says nothing and a picture (mostly ink) little, so windows inked over more than half are skipped.
+"""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+
+from ocrkit.preprocess import to_rgb_uint8
+
+MAX_INK = 0.5  # windows inked over more than this share are pictures or dark borders, not print
+
+
+def gray_page(image: np.ndarray, page_side: int) -> np.ndarray:
+    """The page in gray, scaled (down or up) so its long side is `page_side`."""
+    gray = cv2.cvtColor(to_rgb_uint8(image), cv2.COLOR_RGB2GRAY)
+    scale = page_side / max(gray.shape)
+    size = (max(1, round(gray.shape[1] * scale)), max(1, round(gray.shape[0] * scale)))
+    return cv2.resize(gray, size, interpolation=cv2.INTER_AREA if scale < 1 else cv2.INTER_LINEAR)
+
+
+def ink(gray: np.ndarray) -> np.ndarray:
+    """Print as True: Otsu's threshold, the smaller side taken as ink (dark on light or light on dark)."""
+    _, dark = cv2.threshold(gray, 0, 1, cv2.THRESH_BINARY_INV + cv2.THRESH_OTSU)
+    mask = dark.astype(bool)
+    return ~mask if mask.mean() > 0.5 else mask
+
+
+def page_windows(gray: np.ndarray, size: int, count: int) -> np.ndarray:
+    """(count, size, size) uint8 windows of a gray page holding most print (padded with paper where the
+    page is smaller than a window), on a grid of half-window steps, at most one per grid cell pair so
+    they spread over the page; fewer when the page has fewer inked windows."""
+    page = _padded(gray, size)
+    mask = ink(page).astype(np.float32)
+    step = size // 2
+    # share of ink in every window whose top-left corner is on the grid, from an integral image
+    total = cv2.integral(mask)
+    ys = np.arange(0, page.shape[0] - size + 1, step)
+    xs = np.arange(0, page.shape[1] - size + 1, step)
+    share = (
+        total[ys[:, None] + size, xs[None, :] + size]
+        - total[ys[:, None], xs[None, :] + size]
+        - total[ys[:, None] + size, xs[None, :]]
+        + total[ys[:, None], xs[None, :]]
+    ) / (size * size)
+    order = np.argsort(-np.where(share <= MAX_INK, share, -1.0), axis=None)
+    taken: list[tuple[int, int]] = []
+    for flat in order:
+        i, j = divmod(int(flat), len(xs))
+        if share[i, j] <= 0 or share[i, j] > MAX_INK or len(taken) == count:
+            break
+        if all(abs(i - a) > 1 or abs(j - b) > 1 for a, b in taken):  # no two windows overlap
+            taken.append((i, j))
+    return np.stack(
+        [page[ys[i] : ys[i] + size, xs[j] : xs[j] + size] for i, j in taken] or [page[:size, :size]]
+    )
+
+
+def _padded(gray: np.ndarray, size: int) -> np.ndarray:
+    """The page grown to at least one window with its own paper colour (its median)."""
+    h, w = gray.shape
+    if h >= size and w >= size:
+        return gray
+    out = np.full((max(h, size), max(w, size)), int(np.median(gray)), np.uint8)
+    out[:h, :w] = gray
+    return out
+
+
+def to_input(windows: np.ndarray) -> np.ndarray:
+    """(n, size, size) uint8 windows → the classifier's (n, 1, size, size) float32 input in [-1, 1]."""
+    return (windows.astype(np.float32)[:, None] / 127.5) - 1.0

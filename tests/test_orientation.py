@@ -1,0 +1,167 @@
+"""Page orientation: quarter turns of pages and boxes, the windows read, the decision, torch/ONNX parity,
+and pages sent turned read as the upright page with boxes on the page as sent."""
+
+import numpy as np
+import pytest
+import torch
+from fixtures import page_image
+
+from ocrkit.document import Orientation
+from ocrkit.model_folder import OrientationSpec, read_spec
+from ocrkit.orientation.decide import decide, told
+from ocrkit.orientation.frame import ANGLES, boxes_to_sent, turned, upright
+from ocrkit.orientation.model import OrientationClassifier, build, save
+from ocrkit.orientation.patches import gray_page, page_windows, to_input
+
+
+@pytest.mark.parametrize("turns", [0, 1, 2, 3])
+def test_a_box_lands_where_its_pixels_went(turns):
+    page = np.zeros((60, 100), np.uint8)
+    box = [10, 5, 40, 20]  # x0, y0, x1, y1 on the upright page
+    page[5:20, 10:40] = 255
+    sent = turned(page, turns)
+    ys, xs = np.nonzero(sent)
+    assert boxes_to_sent(np.array([box]), turns, sent.shape[1], sent.shape[0])[0].tolist() == [
+        xs.min(),
+        ys.min(),
+        xs.max() + 1,
+        ys.max() + 1,
+    ]
+    assert np.array_equal(upright(sent, turns), page)
+
+
+def test_windows_hold_the_print_and_a_blank_page_gives_one():
+    page = np.full((900, 700), 235, np.uint8)
+    page[100:130, 80:600] = 20  # one dark band: the only print
+    windows = page_windows(gray_page(np.repeat(page[..., None], 3, 2), 1024), 128, 8)
+    assert windows.shape[1:] == (128, 128) and 1 <= len(windows) <= 8
+    assert all((w < 128).any() for w in windows)  # every window read holds print
+    blank = page_windows(np.full((300, 200), 240, np.uint8), 128, 8)
+    assert blank.shape == (1, 128, 128)
+    assert to_input(windows).shape == (len(windows), 1, 128, 128) and to_input(windows).max() <= 1.0
+
+
+def test_decision_turns_only_when_sure():
+    sure = decide(np.tile([0.0, 0.0, 4.0, 0.0], (6, 1)), 0.9)
+    assert (sure.angle, sure.applied, sure.turns) == (180, 180, 2) and sure.confidence > 0.99
+    unsure = decide(np.array([[1.0, 0.0, 0.9, 0.0], [0.0, 0.2, 1.0, 0.0]]), 0.9)
+    assert unsure.applied == 0 and unsure.confidence < 0.9
+    assert told(270) == Orientation(270, 1.0, 270)
+    with pytest.raises(ValueError, match="orientation must be one of"):
+        told(45)
+
+
+@pytest.fixture(scope="module")
+def tiny_orientation_dir(tmp_path_factory):
+    torch.manual_seed(0)
+    folder = tmp_path_factory.mktemp("orientation")
+    save(build("mobilenetv3_small_050").eval(), OrientationSpec(page_side=512, window=64, windows=4), folder)
+    return folder
+
+
+def test_folder_round_trip_and_onnx_parity(tiny_orientation_dir, tmp_path):
+    from ocrkit.export.orientation import export_orientation
+    from ocrkit.runtime.orientation import OnnxOrientation
+
+    classifier = OrientationClassifier.load(tiny_orientation_dir)
+    assert read_spec(tiny_orientation_dir, "orientation").window == 64
+    export_orientation(tiny_orientation_dir, tmp_path / "onnx")
+    onnx = OnnxOrientation(tmp_path / "onnx", threads=1)
+    windows = to_input(np.random.default_rng(0).integers(0, 255, (5, 64, 64), dtype=np.uint8))
+    np.testing.assert_allclose(classifier.logits(windows), onnx.logits(windows), atol=1e-4)
+    image = page_image(seed=3)
+    ours, theirs = classifier.classify(image), onnx.classify(image)
+    assert ours.angle == theirs.angle and ours.confidence == pytest.approx(theirs.confidence, abs=1e-4)
+
+
+@pytest.mark.parametrize("angle", [90, 180, 270])
+def test_a_page_sent_turned_reads_as_upright_with_boxes_on_the_page_as_sent(
+    tiny_detector_dir, tiny_recognizer_dir, angle
+):
+    from ocrkit.pipeline import OCR
+
+    image = page_image(seed=4)
+    as_is = OCR(tiny_detector_dir, tiny_recognizer_dir, orientation=0).read(image)
+    assert as_is.lines and as_is.orientation is None
+    sent = turned(image, angle // 90)
+    page = OCR(tiny_detector_dir, tiny_recognizer_dir, orientation=angle).read(sent)
+    assert (page.width, page.height) == (sent.shape[1], sent.shape[0])
+    assert page.orientation == Orientation(angle, 1.0, angle)
+    assert [x.text for x in page.lines] == [x.text for x in as_is.lines]
+    expected = boxes_to_sent(as_is.boxes(), angle // 90, sent.shape[1], sent.shape[0])
+    np.testing.assert_allclose(page.boxes(), expected, atol=1e-3)
+    words = [w.bbox for x in page.lines for w in x.words]
+    upright_words = np.array([w.bbox for x in as_is.lines for w in x.words]).reshape(-1, 4)
+    np.testing.assert_allclose(
+        np.array(words).reshape(-1, 4),
+        boxes_to_sent(upright_words, angle // 90, *sent.shape[1::-1]),
+        atol=1e-3,
+    )
+
+
+def test_orientation_values_are_checked(tiny_detector_dir, tiny_recognizer_dir):
+    from ocrkit.pipeline import OCR
+
+    with pytest.raises(ValueError, match="orientation must be auto or one of 0, 90, 180, 270"):
+        OCR(tiny_detector_dir, tiny_recognizer_dir, orientation=45)
+    assert ANGLES == (0, 90, 180, 270)
+
+
+def _skewed_text_page(degrees: float) -> np.ndarray:
+    import cv2
+
+    page = np.full((700, 900, 3), 245, np.uint8)
+    for row in range(12):
+        y = 60 + 50 * row
+        for col in range(14):
+            x = 60 + 55 * col
+            cv2.putText(page, "Wa", (x, y), cv2.FONT_HERSHEY_SIMPLEX, 0.9, (20, 20, 20), 2)
+    matrix = cv2.getRotationMatrix2D((450, 350), degrees, 1.0)
+    return cv2.warpAffine(page, matrix, (900, 700), borderMode=cv2.BORDER_REPLICATE)
+
+
+@pytest.mark.parametrize("degrees", [-8.0, -3.0, 0.0, 5.0, 12.0])
+def test_skew_is_measured_within_half_a_degree(degrees):
+    from ocrkit.orientation.skew import page_skew
+
+    assert page_skew(_skewed_text_page(degrees)) == pytest.approx(degrees, abs=0.5)
+
+
+def test_a_box_on_the_straightened_page_maps_back_onto_the_turned_print():
+    import cv2
+
+    from ocrkit.orientation.skew import corners_back, straighten
+
+    page = np.zeros((300, 400), np.uint8)
+    page[100:120, 50:350] = 255  # one line of "print"
+    skewed = cv2.warpAffine(page, cv2.getRotationMatrix2D((200, 150), 7.0, 1.0), (400, 300))
+    straight, back = straighten(skewed, 7.0)
+    ys, xs = np.nonzero(straight > 127)
+    box = [xs.min(), ys.min(), xs.max() + 1, ys.max() + 1]
+    assert box[3] - box[1] < 26  # level again: about the line's own 20 px
+    corners = corners_back(np.array([box]), back)[0]
+    top_edge = corners[1] - corners[0]
+    assert np.degrees(np.arctan2(-top_edge[1], top_edge[0])) == pytest.approx(7.0, abs=0.5)
+    drawn = np.zeros_like(skewed)
+    cv2.fillPoly(drawn, [np.round(corners).astype(np.int32)], 255)
+    print_pixels = skewed > 127
+    assert (drawn[print_pixels] > 0).mean() > 0.97  # the polygon covers the turned line
+    assert (drawn > 0).sum() < 1.3 * print_pixels.sum()  # and not much more
+
+
+def test_auto_straightens_a_skewed_page_and_gives_polygons_on_the_page_as_sent(
+    tiny_detector_dir, tiny_recognizer_dir, tiny_orientation_dir
+):
+    from ocrkit.pipeline import OCR
+
+    ocr = OCR(tiny_detector_dir, tiny_recognizer_dir, orientation_model=tiny_orientation_dir)
+    page = ocr.read(_skewed_text_page(6.0))
+    assert page.orientation is not None and page.orientation.skew == pytest.approx(6.0, abs=0.5)
+    assert (page.width, page.height) == (900, 700)
+    for line in page.lines:
+        corners = np.array(line.polygon)
+        assert corners.shape == (4, 2)
+        assert line.bbox == pytest.approx([*corners.min(0), *corners.max(0)])
+        assert 0 <= line.bbox[0] <= line.bbox[2] <= 900 and 0 <= line.bbox[1] <= line.bbox[3] <= 700
+    level = ocr.read(_skewed_text_page(0.0))
+    assert level.orientation.skew == 0.0 and all(line.polygon is None for line in level.lines)
