@@ -53,12 +53,15 @@ class Line:
 class Orientation:
     """How a page was sent: turned `angle` degrees clockwise from upright (0, 90, 180, 270), with the
     classifier's `confidence`; `applied` is the turn undone before reading (0 when it was unsure), and
-    `skew` the small turn (degrees counter-clockwise) its print had and that was undone after it."""
+    `skew` the small turn (degrees counter-clockwise) its print had and that was undone after it.
+    `method`: how the turn was found: "classifier" (sure of it), "lines" (sure of the lines' direction
+    only: the page's lines read both ways up decided), "unsure" (read as sent) or "told" (the caller)."""
 
     angle: int
     confidence: float
     applied: int
     skew: float = 0.0
+    method: str = "classifier"
 
     @property
     def turns(self) -> int:
@@ -71,6 +74,7 @@ class Orientation:
             "confidence": round(self.confidence, 4),
             "applied": self.applied,
             "skew": round(self.skew, 2),
+            "method": self.method,
         }
 
 

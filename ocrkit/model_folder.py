@@ -108,7 +108,10 @@ class OrientationSpec:
     page_side: int = 1024  # pages scaled to this long side before windows are cut
     window: int = 128  # the square windows' side, the network's input
     windows: int = 8  # windows read per page, their votes summed
-    min_confidence: float = 0.9  # a page is turned only when the classifier is at least this sure
+    # a page is turned on the classifier's word when it is at least this sure of the turn (1.0: never, the
+    # page's lines settle the direction), and turned for its lines to settle when this sure of the axis
+    min_confidence: float = 0.9
+    axis_confidence: float = 0.9
     onnx: str | None = None  # set in an ONNX export: its graph file
     extra: dict[str, Any] = field(default_factory=dict)
     format_version: int = FORMAT_VERSION
@@ -299,10 +302,9 @@ def spec_from_settings(data: object, folder: str | Path) -> Spec:
         return RecognizerSpec(LinePreprocess(**preprocess), **own, extra=data, format_version=version)
     if task == TASKS["orientation"]:
         own = _take(data, OrientationSpec, folder, skip=NESTED)
-        if not 0.0 <= own.get("min_confidence", 0.0) <= 1.0:
-            raise ModelError(
-                folder, f"{SETTINGS_NAME}: min_confidence must be in [0, 1], got {own['min_confidence']!r}"
-            )
+        for key in ("min_confidence", "axis_confidence"):
+            if not 0.0 <= own.get(key, 0.0) <= 1.0:
+                raise ModelError(folder, f"{SETTINGS_NAME}: {key} must be in [0, 1], got {own[key]!r}")
         return OrientationSpec(**own, extra=data, format_version=version)
     raise ModelError(
         folder, f"{SETTINGS_NAME}: unknown task {task!r} (detection | recognition | orientation)"

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
@@ -19,12 +19,13 @@ from ocrkit.document import Line, Orientation, Page
 from ocrkit.errors import InputError, OcrkitError
 from ocrkit.inputs import collect_inputs
 from ocrkit.io import PageSource, load_page
-from ocrkit.line_crops import crop_windows
+from ocrkit.line_crops import crop_lines, crop_windows
 from ocrkit.model_folder import read_spec
 from ocrkit.not_text import is_text
 from ocrkit.orientation.decide import told
 from ocrkit.orientation.frame import ANGLES, boxes_to_sent, points_to_sent, upright
-from ocrkit.orientation.skew import MIN_SKEW, corners_back, page_skew, straighten
+from ocrkit.orientation.lines import LINES_CHECKED, turned_reads_better
+from ocrkit.orientation.skew import MIN_SKEW, corners_back, lines_run, page_skew, straighten
 from ocrkit.reading_order import reading_order
 from ocrkit.words import PlacedText, place_words
 
@@ -51,6 +52,8 @@ class LineReader(Protocol):
     """What the torch recognizer and its ONNX export both offer."""
 
     def read_placed(self, crops: list[np.ndarray], batch_size: int = ...) -> list[PlacedText]: ...
+
+    def line_confidences(self, crops: list[np.ndarray]) -> list[float]: ...
 
 
 class OCR:
@@ -210,34 +213,61 @@ class OCR:
         framed = [self._upright(image) for image in images]
         per_page = (time.perf_counter() - start) / max(len(images), 1)
         found = [
-            self.detect(image, name, page)
-            for (image, _, _), name, page in zip(framed, names, pages, strict=True)
+            self.detect(framing.image, name, page)
+            for framing, name, page in zip(framed, names, pages, strict=True)
         ]
-        self._read_lines([image for image, _, _ in framed], found)
-        for page, sent, (_, orientation, back) in zip(found, images, framed, strict=True):
+        for framing, page in zip(framed, found, strict=True):
+            if framing.orientation is not None and framing.orientation.method == "lines":
+                self._settle_direction(framing, page)
+        self._read_lines([framing.image for framing in framed], found)
+        for page, sent, framing in zip(found, images, framed, strict=True):
             page.lines = [
                 line for line in page.lines if is_text(line.text) and line.rec_score >= self.min_confidence
             ]
             page.seconds += per_page
-            if orientation is not None:
-                to_sent_frame(page, orientation, back, sent.shape[1], sent.shape[0])
+            if framing.orientation is not None:
+                to_sent_frame(page, framing, sent.shape[1], sent.shape[0])
         return found
 
-    def _upright(self, image: np.ndarray) -> tuple[np.ndarray, Orientation | None, np.ndarray | None]:
+    def _upright(self, image: np.ndarray) -> Framing:
         """The page as it is read: turned upright and, with `orientation="auto"`, straightened when its
-        print is skewed by MIN_SKEW or more; how it was sent; the affine map from the straightened page
-        back to the upright one (None when not straightened)."""
+        print is skewed by MIN_SKEW or more."""
         orientation = self.orient(image)
         if orientation is None:
-            return image, None, None
+            return Framing(image, None)
+        if orientation.method == "unsure":  # the lines' own axis, their direction left to the lines
+            way = lines_run(image)
+            if way:
+                orientation = replace(orientation, applied=90 if way == "down" else 0, method="lines")
         page = upright(image, orientation.turns)
         if self.orienter is None:
-            return page, orientation, None
+            return Framing(page, orientation, orientation.turns)
         skew = page_skew(page)
         if abs(skew) < MIN_SKEW:
-            return page, orientation, None
+            return Framing(page, orientation, orientation.turns)
         straight, back = straighten(page, skew)
-        return straight, replace(orientation, skew=round(skew, 2)), back
+        return Framing(straight, replace(orientation, skew=round(skew, 2)), orientation.turns, back)
+
+    def _settle_direction(self, framing: Framing, page: Page) -> None:
+        """For a page whose lines' axis the classifier is sure of but not their direction: read its
+        widest lines as they are and turned half a turn (CTC confidence, ocrkit.orientation.lines); if
+        they read clearly better turned, turn the page and its boxes round."""
+        boxes = page.boxes()
+        if not len(boxes):
+            return
+        widest = boxes[np.argsort(boxes[:, 0] - boxes[:, 2])[:LINES_CHECKED]]
+        crops = crop_lines(framing.image, widest)
+        if not turned_reads_better(crops, self.recognizer.line_confidences):
+            return
+        h, w = framing.image.shape[:2]
+        framing.image = np.ascontiguousarray(framing.image[::-1, ::-1])
+        framing.flipped = True
+        framing.orientation = replace(framing.orientation, applied=(framing.orientation.applied + 180) % 360)
+        flipped = np.stack([w - boxes[:, 2], h - boxes[:, 3], w - boxes[:, 0], h - boxes[:, 1]], axis=1)
+        order = reading_order(flipped)
+        page.lines = [page.lines[i] for i in order]
+        for line, box in zip(page.lines, flipped[order], strict=True):
+            line.bbox = box.tolist()
 
     def _read_lines(self, images: Sequence[np.ndarray], found: list[Page]) -> None:
         """Recognise the lines of `found` (boxes on `images`) in one run, filling in text, scores and
@@ -279,21 +309,32 @@ def load_orienter(folder: Path, backend: str, threads: int | None) -> PageOrient
     return OrientationClassifier.load(folder)
 
 
-def to_sent_frame(
-    page: Page, orientation: Orientation, back: np.ndarray | None, width: int, height: int
-) -> None:
-    """A page read upright (and straightened, `back` mapping it to the upright page), its boxes (lines
-    and words) put back on the page as sent (`width` × `height`); a straightened line also gets its
-    turned box as a polygon, `bbox` bounding it."""
-    page.orientation = orientation
+@dataclass
+class Framing:
+    """A page as it is read, and how to put what is found on it back on the page as sent."""
+
+    image: np.ndarray  # turned upright, straightened, maybe turned round
+    orientation: Orientation | None  # None: read as sent
+    turns: int = 0  # quarter turns undone by `upright`
+    back: np.ndarray | None = None  # affine map from the straightened page to the upright one
+    flipped: bool = False  # turned half a turn after that, its lines reading better so
+
+
+def to_sent_frame(page: Page, framing: Framing, width: int, height: int) -> None:
+    """A page read as `framing` says, its boxes (lines and words) put back on the page as sent
+    (`width` × `height`); a straightened line also gets its turned box as a polygon, `bbox` bounding it."""
+    page.orientation = framing.orientation
     page.width, page.height = width, height
-    turns = orientation.turns
+    read_h, read_w = framing.image.shape[:2]
 
     def placed(box: list[float]) -> tuple[list[float], np.ndarray | None]:
-        if back is None:
-            return boxes_to_sent(np.array([box]), turns, width, height)[0].tolist(), None
-        corners = points_to_sent(corners_back(np.array([box]), back)[0], turns, width, height)
-        corners = np.clip(corners, 0, [width, height])
+        x0, y0, x1, y1 = box
+        if framing.flipped:
+            x0, y0, x1, y1 = read_w - x1, read_h - y1, read_w - x0, read_h - y0
+        if framing.back is None:
+            return boxes_to_sent(np.array([[x0, y0, x1, y1]]), framing.turns, width, height)[0].tolist(), None
+        corners = corners_back(np.array([[x0, y0, x1, y1]]), framing.back)[0]
+        corners = np.clip(points_to_sent(corners, framing.turns, width, height), 0, [width, height])
         return [*corners.min(0).tolist(), *corners.max(0).tolist()], corners
 
     for line in page.lines:

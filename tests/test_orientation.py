@@ -42,13 +42,32 @@ def test_windows_hold_the_print_and_a_blank_page_gives_one():
 
 
 def test_decision_turns_only_when_sure():
-    sure = decide(np.tile([0.0, 0.0, 4.0, 0.0], (6, 1)), 0.9)
-    assert (sure.angle, sure.applied, sure.turns) == (180, 180, 2) and sure.confidence > 0.99
-    unsure = decide(np.array([[1.0, 0.0, 0.9, 0.0], [0.0, 0.2, 1.0, 0.0]]), 0.9)
-    assert unsure.applied == 0 and unsure.confidence < 0.9
-    assert told(270) == Orientation(270, 1.0, 270)
+    sure = decide(np.tile([0.0, 0.0, 4.0, 0.0], (6, 1)), 0.9, 0.9)
+    assert (sure.angle, sure.applied, sure.turns, sure.method) == (180, 180, 2, "classifier")
+    assert sure.confidence > 0.99
+    # sure of the axis (0 or 180), not of the direction: turned for the page's lines to settle
+    axis = decide(np.array([[2.0, -3.0, 2.4, -3.0]]), 0.9, 0.9)
+    assert (axis.angle, axis.applied, axis.method) == (180, 180, "lines") and axis.confidence < 0.9
+    unsure = decide(np.array([[1.0, 0.9, 0.0, 0.8]]), 0.9, 0.9)
+    assert (unsure.applied, unsure.method) == (0, "unsure")
+    # a classifier trusted for the axis only: however sure, the lines settle the direction
+    assert decide(np.tile([0.0, 0.0, 9.0, 0.0], (6, 1)), 1.0, 0.9).method == "lines"
+    assert told(270) == Orientation(270, 1.0, 270, method="told")
     with pytest.raises(ValueError, match="orientation must be one of"):
         told(45)
+
+
+def test_lines_that_read_better_turned_round_turn_the_page():
+    from ocrkit.orientation.lines import turned_reads_better
+
+    crops = [np.tile(np.arange(20, dtype=np.uint8)[:, None], (1, 60)) for _ in range(3)]  # dark at the top
+
+    def sure_when_dark_below(batch):
+        return [0.9 if c[-1, 0] < c[0, 0] else 0.3 for c in batch]
+
+    assert turned_reads_better(crops, sure_when_dark_below) is True
+    assert turned_reads_better([c[::-1] for c in crops], sure_when_dark_below) is False
+    assert turned_reads_better([], sure_when_dark_below) is False
 
 
 @pytest.fixture(scope="module")
@@ -86,7 +105,7 @@ def test_a_page_sent_turned_reads_as_upright_with_boxes_on_the_page_as_sent(
     sent = turned(image, angle // 90)
     page = OCR(tiny_detector_dir, tiny_recognizer_dir, orientation=angle).read(sent)
     assert (page.width, page.height) == (sent.shape[1], sent.shape[0])
-    assert page.orientation == Orientation(angle, 1.0, angle)
+    assert page.orientation == Orientation(angle, 1.0, angle, method="told")
     assert [x.text for x in page.lines] == [x.text for x in as_is.lines]
     expected = boxes_to_sent(as_is.boxes(), angle // 90, sent.shape[1], sent.shape[0])
     np.testing.assert_allclose(page.boxes(), expected, atol=1e-3)

@@ -14,7 +14,8 @@ class ModelConfig:
     page_side: int = 1024
     window: int = 128
     windows: int = 8  # windows read per page at inference
-    min_confidence: float = 0.9
+    min_confidence: float = 0.9  # sure of the turn (1.0: never; the page's lines settle its direction)
+    axis_confidence: float = 0.9  # sure of the axis: turned for the lines to settle
 
 
 @dataclass

@@ -84,7 +84,7 @@ class OrientationTask:
 
     def spec(self) -> OrientationSpec:
         m = self.config.model
-        return OrientationSpec(m.arch, m.page_side, m.window, m.windows, m.min_confidence)
+        return OrientationSpec(m.arch, m.page_side, m.window, m.windows, m.min_confidence, m.axis_confidence)
 
     def build_model(self) -> torch.nn.Module:
         model = build(self.config.model.arch)
@@ -140,7 +140,7 @@ class OrientationTask:
                 for turns, angle in enumerate(ANGLES):
                     windows = page_windows(turned(gray, turns), m.window, m.windows)
                     logits = model(torch.from_numpy(to_input(windows)).to(device)).float().cpu().numpy()
-                    result = decide(logits, m.min_confidence)
+                    result = decide(logits, m.min_confidence, m.axis_confidence)
                     found += result.angle == angle
                     undone += result.applied == angle
                     total += 1

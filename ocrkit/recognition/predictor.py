@@ -89,3 +89,11 @@ class Recognizer:
             self.backend, self.preprocess, crops, self.decoding, self.joint, batch_size, self.routing
         )
         return [placed_text(r, decode(self.tokenizer, r.ids), self.glyphs) for r in readings]
+
+    @torch.inference_mode()
+    def line_confidences(self, crops: list[np.ndarray], batch_size: int = 16) -> list[float]:
+        """How sure the CTC head (or without one, the decoder) reads each crop: cheap enough to read a
+        page's lines twice (ocrkit.orientation.lines)."""
+        decoding = Decoding.CTC if self.ctc_head is not None else self.decoding
+        readings = read_crops(self.backend, self.preprocess, crops, decoding, self.joint, batch_size)
+        return [conf for _, conf in readings]

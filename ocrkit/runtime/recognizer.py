@@ -78,6 +78,11 @@ class OnnxRecognizer:
         texts = [self.tokenizer.decode(r.ids, skip_special_tokens=True) for r in readings]
         return [placed_text(r, text, self.glyphs) for r, text in zip(readings, texts, strict=True)]
 
+    def line_confidences(self, crops: list[np.ndarray], batch_size: int = 16) -> list[float]:
+        """How sure the CTC head (or without one, the decoder) reads each crop (ocrkit.orientation.lines)."""
+        decoding = Decoding.CTC if self.ctc_head is not None else self.decoding
+        return [conf for _, conf in read_crops(self, self.prep, crops, decoding, self.joint, batch_size)]
+
     # -- ocrkit.decode.read.RecognizerBackend ---------------------------------------------------------
     def encode(self, pixels: np.ndarray) -> np.ndarray:
         (hidden,) = self.encoder.run(["last_hidden_state"], {"pixel_values": pixels})
