@@ -8,7 +8,9 @@ degrees clockwise, each also skewed by each of --skews degrees; the table gives 
 (the likeliest turn is the right one), the share turned right (undone before reading), and the share
 read as sent; then the median milliseconds per page. `--pipeline` reads every page with `OCR` (the
 classifier, the lines' check where it knows only the axis, the skew), so "turned right" is what a
-user gets; without it the classifier alone is measured.
+user gets, and adds the character error rate of each page's text against the same page read as it
+is (upright, not skewed): what turning and skewing cost the reading; without it the classifier alone
+is measured.
 """
 
 from __future__ import annotations
@@ -62,20 +64,30 @@ def main() -> None:
     )
     parser.add_argument("--skews", default=",".join(f"{s:g}" for s in SKEWS), help="degrees, comma-separated")
     args = parser.parse_args()
+    from rapidfuzz.distance import Levenshtein
+
     from ocrkit import zoo
     from ocrkit.pipeline import OCR, load_orienter
 
+    texts: dict[str, str] = {}
     if args.pipeline:
         ocr = OCR(backend=args.backend, threads=args.threads, orientation_model=args.model)
-        classify = lambda image: ocr.read(image).orientation  # noqa: E731
+        as_is = OCR(backend=args.backend, threads=args.threads, orientation=0)
+
+        def classify(image: np.ndarray):
+            page = ocr.read(image)
+            texts["read"] = " ".join(page.text.split())
+            return page.orientation
+
     else:
         classify = load_orienter(zoo.resolve(args.model, "orientation"), args.backend, args.threads).classify
     skews = [float(v) for v in args.skews.split(",")]
     files = page_files(args.sources)[: args.limit or None]
-    counts = {(a, s): np.zeros(3) for a in ANGLES for s in skews}
+    counts = {(a, s): np.zeros(4) for a in ANGLES for s in skews}
     seconds = []
     for path in files:
         page = load_image(path)
+        reference = " ".join(as_is.read(page).text.split()) if args.pipeline else ""
         for skew in skews:
             tilted = skewed(page, skew)
             for turns, angle in enumerate(ANGLES):
@@ -83,12 +95,18 @@ def main() -> None:
                 started = time.perf_counter()
                 result = classify(sent)
                 seconds.append(time.perf_counter() - started)
-                counts[angle, skew] += [result.angle == angle, result.applied == angle, result.applied == 0]
+                cer = Levenshtein.normalized_distance(texts["read"], reference) if args.pipeline else 0.0
+                counts[angle, skew] += [
+                    result.angle == angle,
+                    result.applied == angle,
+                    result.applied == 0,
+                    cer,
+                ]
     n = len(files)
     print(f"{n} pages, {args.backend}, {args.threads} threads")
-    print(f"{'sent':>6s} {'skew':>6s} {'found':>7s} {'turned right':>13s} {'unsure/as is':>13s}")
-    for (angle, skew), (found, right, kept) in counts.items():
-        print(f"{angle:6d} {skew:+6.0f} {found / n:7.3f} {right / n:13.3f} {kept / n:13.3f}")
+    print(f"{'sent':>6s} {'skew':>6s} {'found':>7s} {'turned right':>13s} {'unsure/as is':>13s} {'CER':>6s}")
+    for (angle, skew), (found, right, kept, cer) in counts.items():
+        print(f"{angle:6d} {skew:+6.0f} {found / n:7.3f} {right / n:13.3f} {kept / n:13.3f} {cer / n:6.3f}")
     total = sum(counts.values())
     print(f"{'all':>13s} {total[0] / (n * len(counts)):7.3f} {total[1] / (n * len(counts)):13.3f}")
     what = "read" if args.pipeline else "windows cut and classified"

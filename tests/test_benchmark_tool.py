@@ -63,7 +63,9 @@ def test_pages_table_splits_detection_and_recognition(tmp_path):
     assert run.returncode == 0, run.stderr
     assert "detect_s" in run.stdout and "recognize_s" in run.stdout
     (row,) = json.loads((tmp_path / "work" / "results.json").read_text())
-    assert 0 < row["detect_s"] and 0 < row["recognize_s"]
-    assert row["detect_s"] + row["recognize_s"] <= row["s_per_page"] + 1e-3  # the page holds both stages
+    assert 0 < row["orient_s"] and 0 < row["detect_s"] and 0 < row["recognize_s"]
+    # the page holds every stage (medians of the parts need not add up to the median of the whole)
+    assert max(row["orient_s"], row["detect_s"], row["recognize_s"]) <= row["s_per_page"]
+    assert row["orient_s"] + row["detect_s"] + row["recognize_s"] <= 1.2 * row["s_per_page"]
     page = json.loads((tmp_path / "work" / "ocrkit-torch" / "receipt.json").read_text())
     assert any("SUBTOTAL" in line["text"] for line in page["lines"])

@@ -55,7 +55,8 @@ def test_read_many_keeps_input_order_around_bad_files(tmp_path, tiny_detector_di
 
 def test_reading_given_boxes_matches_reading_detected_ones(tiny_detector_dir, tiny_recognizer_dir):
     # the boxes the detector found, handed back shuffled: same reading order, same crops, same texts
-    ocr = OCR(tiny_detector_dir, tiny_recognizer_dir, batch_size=1)
+    # (read_boxes takes the page as it is, so the page is read as sent)
+    ocr = OCR(tiny_detector_dir, tiny_recognizer_dir, batch_size=1, orientation=0)
     image = page_image(seed=4)
     detected = ocr.read(image, name="p")
     assert detected.lines
@@ -183,7 +184,7 @@ def test_read_takes_a_file_and_names_a_missing_page(tmp_path, tiny_detector_dir,
 
 
 def test_detect_finds_the_lines_read_reads(tiny_detector_dir, tiny_recognizer_dir):
-    ocr = OCR(tiny_detector_dir, tiny_recognizer_dir)
+    ocr = OCR(tiny_detector_dir, tiny_recognizer_dir, orientation=0)  # detect takes the page as it is
     image = page_image(seed=4)
     found, read = ocr.detect(image, name="p"), ocr.read(image, name="p")
     assert all(line.text == "" and line.score == line.det_score for line in found.lines)

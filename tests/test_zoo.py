@@ -21,8 +21,9 @@ def shipped(tmp_path, monkeypatch):
 
 def test_list_models_reports_the_shipped_folders():
     found = {m.name: m for m in zoo.list_models()}
-    assert set(found) == {"detector", "recognizer"}
+    assert set(found) == {"detector", "recognizer", "orientation"}
     assert found["detector"].kind == "detector" and found["recognizer"].kind == "recognizer"
+    assert found["orientation"].kind == "orientation"
     assert found["recognizer"].path == zoo.MODELS_DIR / "recognizer"
 
 

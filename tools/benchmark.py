@@ -44,13 +44,16 @@ def child_ocrkit(args: argparse.Namespace) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     ocr.read(load_image(images[0]))  # warm-up, untimed
-    clock = {"detect": 0.0, "recognize": 0.0}
+    clock = {"orient": 0.0, "detect": 0.0, "recognize": 0.0}
     ocr.detector.predict = _timed(ocr.detector.predict, clock, "detect")
-    ocr.recognizer.recognize = _timed(ocr.recognizer.recognize, clock, "recognize")
+    ocr.recognizer.read_placed = _timed(ocr.recognizer.read_placed, clock, "recognize")
+    # finding which way up a page is: its classifier, and its lines read both ways up where needed
+    ocr.recognizer.line_confidences = _timed(ocr.recognizer.line_confidences, clock, "orient")
+    ocr.orient = _timed(ocr.orient, clock, "orient")
     stages = {}
     for path in images:
         image = load_image(path)  # decode is not timed, as in the peers' harness
-        clock.update(detect=0.0, recognize=0.0)
+        clock.update(orient=0.0, detect=0.0, recognize=0.0)
         page = ocr.read(image, name=str(path))
         stages[path.stem] = dict(clock)
         (out / f"{path.stem}.json").write_text(page.to_json(), encoding="utf-8")
@@ -59,7 +62,8 @@ def child_ocrkit(args: argparse.Namespace) -> int:
 
 
 def _timed(method: Callable[..., Any], clock: dict[str, float], stage: str) -> Callable[..., Any]:
-    """`method`, adding its wall time to clock[stage]: a page's detection and recognition apart."""
+    """`method`, adding its wall time to clock[stage]: a page's orientation, detection and recognition
+    apart."""
 
     def timed(*args: Any, **kwargs: Any) -> Any:
         start = time.perf_counter()
@@ -77,7 +81,8 @@ def stage_medians(out: Path) -> dict[str, float]:
     if not path.is_file():
         return {}
     stages = json.loads(path.read_text(encoding="utf-8")).values()
-    return {f"{k}_s": statistics.median(s[k] for s in stages) for k in ("detect", "recognize")}
+    timed = [k for k in ("orient", "detect", "recognize") if all(k in s for s in stages)]
+    return {f"{k}_s": statistics.median(s[k] for s in stages) for k in timed}
 
 
 def run_engine(engine: str, images: list[Path], out: Path, args: argparse.Namespace) -> float | None:
@@ -168,7 +173,17 @@ def cmd_pages(args: argparse.Namespace) -> int:
             s = score_subset(coco_path, pages)
             row.update(f1=s["f1"], cer=s["cer"], bow_f1=s["bow_f1"])
         rows.append(row)
-    keys = ["engine", "s_per_page", "detect_s", "recognize_s", "peak_rss_mib", "f1", "cer", "bow_f1"]
+    keys = [
+        "engine",
+        "s_per_page",
+        "orient_s",
+        "detect_s",
+        "recognize_s",
+        "peak_rss_mib",
+        "f1",
+        "cer",
+        "bow_f1",
+    ]
     print(markdown_table(rows, keys))
     Path(args.work).mkdir(parents=True, exist_ok=True)
     (Path(args.work) / "results.json").write_text(json.dumps(rows, indent=2), encoding="utf-8")
