@@ -25,7 +25,7 @@ from ocrkit.not_text import is_text
 from ocrkit.orientation.decide import told
 from ocrkit.orientation.frame import ANGLES, boxes_to_sent, points_to_sent, upright
 from ocrkit.orientation.lines import LINES_CHECKED, turned_reads_better
-from ocrkit.orientation.skew import MIN_SKEW, corners_back, lines_run, page_skew, straighten
+from ocrkit.orientation.skew import MIN_SKEW, corners_back, page_skew, straighten
 from ocrkit.reading_order import reading_order
 from ocrkit.words import PlacedText, place_words
 
@@ -235,10 +235,6 @@ class OCR:
         orientation = self.orient(image)
         if orientation is None:
             return Framing(image, None)
-        if orientation.method == "unsure":  # the lines' own axis, their direction left to the lines
-            way = lines_run(image)
-            if way:
-                orientation = replace(orientation, applied=90 if way == "down" else 0, method="lines")
         page = upright(image, orientation.turns)
         if self.orienter is None:
             return Framing(page, orientation, orientation.turns)

@@ -36,23 +36,6 @@ def page_skew(image: np.ndarray) -> float:
     return -float(fine[np.argmax([sharpness(a) for a in fine])])
 
 
-AXIS_RATIO = 1.5  # one axis's profile this much sharper than the other's decides which way lines run
-
-
-def lines_run(image: np.ndarray) -> str:
-    """ "across" when the page's lines run left to right (or right to left), "down" when they run top to
-    bottom (a page turned a quarter turn), "" when neither profile is clearly the sharper: the row and
-    column profiles of its ink, compared by their mean squared change per step."""
-    mask = ink(gray_page(image, SKEW_SIDE)).astype(np.float64)
-    rows = np.square(np.diff(mask.sum(1))).mean() if mask.shape[0] > 1 else 0.0
-    columns = np.square(np.diff(mask.sum(0))).mean() if mask.shape[1] > 1 else 0.0
-    if rows > AXIS_RATIO * columns:
-        return "across"
-    if columns > AXIS_RATIO * rows:
-        return "down"
-    return ""
-
-
 def straighten(image: np.ndarray, skew: float) -> tuple[np.ndarray, np.ndarray]:
     """The page turned back by `skew` degrees on a canvas large enough to lose nothing (new corners
     filled with the page's edge), and the 2×3 affine map from its pixels back to the page's."""
