@@ -22,6 +22,7 @@ from PIL import Image
 from pypdf import PdfReader, PdfWriter, Transformation
 
 from ocrkit.document import Page
+from ocrkit.orientation.frame import boxes_to_sent, points_to_sent
 
 FONT_DIR = Path(__file__).resolve().parent / "fonts"
 # The text layer's faces: invisible, so only their character coverage matters; a word takes the first that
@@ -106,26 +107,42 @@ def _picture(picture: Path | np.ndarray) -> str | Image.Image:
 
 def _write_words(pdf: FPDF, item: PdfPage) -> None:
     """Every word of the page as invisible text stretched over its box (a line without words: its text
-    over the line's box). A word but a line's last is written with a space, the two stretched from the
-    word's start to the next word's: readers that find words by the gaps between glyphs (poppler's
-    pdftotext) otherwise join words whose boxes touch, or drop a space that runs into the next word."""
-    sx, sy = item.width_pt / max(item.page.width, 1), item.height_pt / max(item.page.height, 1)
+    over the line's box), running the way its print runs on a page sent turned. A word but a line's last
+    is written with a space, the two stretched from the word's start to the next word's: readers that
+    find words by the gaps between glyphs (poppler's pdftotext) otherwise join words whose boxes touch,
+    or drop a space that runs into the next word."""
+    page = item.page
+    turns = page.orientation.turns if page.orientation else 0
+    # word boxes as on the upright page, where the text runs left to right
+    up_w, up_h = (page.height, page.width) if turns % 2 else (page.width, page.height)
+    scale = item.width_pt / max(page.width, 1)
     pdf.text_mode = TextMode.INVISIBLE
-    for line in item.page.lines:
+    for line in page.lines:
         words = [(w.bbox, w.text) for w in line.words] or [(line.bbox, line.text)]
-        words = [(bbox, text) for bbox, text in words if text.strip()]
-        for k, (bbox, text) in enumerate(words):
-            x0, y0, x1, y1 = bbox[0] * sx, bbox[1] * sy, bbox[2] * sx, bbox[3] * sy
+        words = [(_upright_box(bbox, turns, up_w, up_h), text) for bbox, text in words if text.strip()]
+        for k, (box, text) in enumerate(words):
+            x0, y0, x1, y1 = box
             if k + 1 < len(words):
-                text, x1 = text + " ", max(x1, words[k + 1][0][0] * sx)
-            height = max(y1 - y0, 1.0)
+                text, x1 = text + " ", max(x1, words[k + 1][0][0])
+            height = max(y1 - y0, 1.0) * scale
             pdf.set_font(_face(text), size=height * ASCENT)
             pdf.set_stretching(100.0)  # fpdf2 measures a string with the stretching in force
             natural = pdf.get_string_width(text)
-            pdf.set_stretching(100.0 * (x1 - x0) / natural if natural > 0 else 100.0)
-            pdf.text(x0, y1 - height * (1 - ASCENT), text)
+            pdf.set_stretching(100.0 * (x1 - x0) * scale / natural if natural > 0 else 100.0)
+            baseline = np.array([x0, y1 - (y1 - y0) * (1 - ASCENT)])
+            ax, ay = points_to_sent(baseline, turns, page.width, page.height) * scale
+            with pdf.rotation(-90 * turns, ax, ay):
+                pdf.text(ax, ay, text)
     pdf.set_stretching(100.0)
     pdf.text_mode = TextMode.FILL
+
+
+def _upright_box(bbox: list[float], turns: int, up_width: int, up_height: int) -> list[float]:
+    """A box on a page sent turned `turns` quarter turns clockwise, on the upright page (`up_width` ×
+    `up_height`): the upright page is the sent one turned the rest of the way round."""
+    if not turns:
+        return list(bbox)
+    return boxes_to_sent(np.array([bbox]), (4 - turns) % 4, up_width, up_height)[0].tolist()
 
 
 @cache

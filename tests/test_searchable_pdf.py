@@ -165,3 +165,29 @@ def test_picture_bytes_are_embedded_as_they_are_only_when_upright(tmp_path):
     assert picture == tmp_path / "a.jpg" and dpi == pytest.approx(150)
     picture, dpi = _picture(PageSource(tmp_path / "b.jpg", "b.jpg"))
     assert isinstance(picture, np.ndarray) and picture.shape[:2] == (60, 40) and dpi is None
+
+
+@pytest.mark.parametrize("turns", [1, 2, 3])
+def test_text_of_a_page_sent_turned_runs_with_its_print(turns):
+    """Words read on a page sent turned lie in their boxes on the page as sent, and copy as read."""
+    from ocrkit.document import Orientation
+    from ocrkit.orientation.frame import boxes_to_sent
+
+    upright = page()
+    width, height = (upright.height, upright.width) if turns % 2 else (upright.width, upright.height)
+    sent = Page("p.png", width, height, orientation=Orientation(90 * turns, 1.0, 90 * turns))
+    for line in upright.lines:
+        words = [
+            Word(boxes_to_sent(np.array([w.bbox]), turns, width, height)[0].tolist(), w.text)
+            for w in line.words
+        ]
+        box = boxes_to_sent(np.array([line.bbox]), turns, width, height)[0].tolist()
+        sent.lines.append(Line(box, line.text, 0.9, words=words))
+    document = SearchablePdf()
+    document.add_picture(sent, np.full((height, width, 3), 255, np.uint8), dpi=144)
+    pdf = pdfium.PdfDocument(document.to_bytes())
+    for text, box in WORDS:
+        turned_box = boxes_to_sent(np.array([box]), turns, width, height)[0]
+        assert text_in(pdf[0], turned_box, 0.5).strip() == text
+    copied = pdf[0].get_textpage().get_text_range().split()  # PDFium orders text by where it lies
+    assert sorted(copied) == sorted(" ".join(x.text for x in upright.lines).split())
