@@ -247,7 +247,7 @@ class OCR:
     def _settle_direction(self, framing: Framing, page: Page) -> None:
         """For a page whose lines' axis the classifier is sure of but not their direction: read its
         widest lines as they are and turned half a turn (CTC confidence, ocrkit.orientation.lines); if
-        they read clearly better turned, turn the page and its boxes round."""
+        more than half read better turned, turn the page round and find its lines again."""
         boxes = page.boxes()
         if not len(boxes):
             return
@@ -255,15 +255,13 @@ class OCR:
         crops = crop_lines(framing.image, widest)
         if not turned_reads_better(crops, self.recognizer.line_confidences):
             return
-        h, w = framing.image.shape[:2]
         framing.image = np.ascontiguousarray(framing.image[::-1, ::-1])
         framing.flipped = True
         framing.orientation = replace(framing.orientation, applied=(framing.orientation.applied + 180) % 360)
-        flipped = np.stack([w - boxes[:, 2], h - boxes[:, 3], w - boxes[:, 0], h - boxes[:, 1]], axis=1)
-        order = reading_order(flipped)
-        page.lines = [page.lines[i] for i in order]
-        for line, box in zip(page.lines, flipped[order], strict=True):
-            line.bbox = box.tolist()
+        # found again the right way up: lines found upside down are cut less well (page CER 0.31 against
+        # 0.07 on development pages sent upside down)
+        again = self.detect(framing.image, page.image, page.page)
+        page.lines, page.seconds = again.lines, page.seconds + again.seconds
 
     def _read_lines(self, images: Sequence[np.ndarray], found: list[Page]) -> None:
         """Recognise the lines of `found` (boxes on `images`) in one run, filling in text, scores and
