@@ -270,13 +270,15 @@ def test_onnx_backend_exports_the_default_models_once(
     shipped.mkdir()
     (shipped / "detector").symlink_to(tiny_detector_dir)
     (shipped / "recognizer").symlink_to(tiny_recognizer_dir)
+    (shipped / "orientation").symlink_to(zoo.MODELS_DIR / "orientation")
     monkeypatch.setattr(zoo, "MODELS_DIR", shipped)
     monkeypatch.setenv("OCRKIT_CACHE", str(tmp_path))
     page = (np.random.default_rng(2).random((200, 300, 3)) * 255).astype(np.uint8)
     first = OCR(backend="onnx", threads=1).read(page)
     exports = sorted((tmp_path / "onnx").iterdir())
-    assert [p.name.split("-")[0] for p in exports] == ["detector", "recognizer"]
-    assert (exports[0] / "detector.onnx").is_file() and (exports[1] / "encoder_model.onnx").is_file()
+    assert [p.name.split("-")[0] for p in exports] == ["detector", "orientation", "recognizer"]
+    assert (exports[0] / "detector.onnx").is_file() and (exports[2] / "encoder_model.onnx").is_file()
+    assert (exports[1] / "orientation.onnx").is_file()
     stamps = [p.stat().st_mtime_ns for p in exports]
     second = OCR(backend="onnx", threads=1).read(page)
     assert [p.stat().st_mtime_ns for p in sorted((tmp_path / "onnx").iterdir())] == stamps  # reused
