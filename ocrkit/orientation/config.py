@@ -25,6 +25,8 @@ class DataConfig:
     train_pages: int = 0  # at most this many training pages, spread over the files (0 = all)
     val_pages: int = 60  # validation pages, each read turned 0/90/180/270
     windows_per_page: int = 12  # training windows cut from each page
+    skew: float = 0.0  # pages are turned by up to this many degrees either way before windows are cut ...
+    skew_share: float = 0.0  # ... this share of them (phone photos and loose scans)
 
 
 @dataclass

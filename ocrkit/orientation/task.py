@@ -42,6 +42,13 @@ def coco_pages(files: list[str], limit: int, seed: int) -> list[Path]:
     return [Path(p) for p in picked[:limit]]
 
 
+def skewed(gray: np.ndarray, degrees: float) -> np.ndarray:
+    """A page turned by a small angle about its centre, its new corners filled with its edge."""
+    h, w = gray.shape
+    matrix = cv2.getRotationMatrix2D((w / 2, h / 2), degrees, 1.0)
+    return cv2.warpAffine(gray, matrix, (w, h), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+
+
 def load_gray(path: Path, page_side: int) -> np.ndarray | None:
     """A page in gray at `page_side` long side (decoded at a reduced size where the file allows)."""
     flag = (
@@ -101,8 +108,11 @@ class OrientationTask:
         for path in coco_pages(d.train, d.train_pages, self.config.train.seed):
             side = int(m.page_side * rng.uniform(*SCALE_RANGE))
             gray = load_gray(path, side)
-            if gray is not None:
-                cut.append(page_windows(gray, m.window, d.windows_per_page))
+            if gray is None:
+                continue
+            if d.skew and rng.random() < d.skew_share:
+                gray = skewed(gray, float(rng.uniform(-d.skew, d.skew)))
+            cut.append(page_windows(gray, m.window, d.windows_per_page))
         print(f"orientation: {sum(len(w) for w in cut)} windows from {len(cut)} pages", flush=True)
         return WindowDataset(np.concatenate(cut), self.config.train.seed)
 
