@@ -13,6 +13,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ocrkit.decode.ctc import ctc_states
+
 JUMP = 2  # how a state was reached: 0 from itself, 1 from the state before, 2 over a blank
 
 
@@ -39,23 +41,13 @@ def forced_alignment(
 
 
 def _viterbi(frames: list[np.ndarray], targets: list[list[int]], blank: int) -> list[np.ndarray | None]:
-    """The best alignment of each target (states blank, t1, blank, t2, ..., blank, as in
-    ocrkit.decode.ctc._forward) over a padded batch; frames past a line's own allow only blanks."""
-    n, longest = len(targets), max(len(f) for f in frames)
-    own_states = np.array([2 * len(t) + 1 for t in targets])
-    ext = np.full((n, own_states.max()), blank)
-    for i, target in enumerate(targets):
-        ext[i, 1 : 2 * len(target) : 2] = target
-    skip = np.zeros(ext.shape, dtype=bool)
-    skip[:, 2:] = (ext[:, 2:] != blank) & (ext[:, 2:] != ext[:, :-2])
-    emit = np.full((longest, *ext.shape), -np.inf)
-    for i, f in enumerate(frames):
-        emit[: len(f), i] = f[:, ext[i]]
-        emit[len(f) :, i, ext[i] == blank] = 0.0
-    states = ext.shape[1]
-    score = np.full(ext.shape, -np.inf)
+    """The best alignment of each target over the padded batch's CTC lattice (ocrkit.decode.ctc.ctc_states:
+    states blank, t1, blank, ..., frames past a line's own allowing only blanks)."""
+    own_states, skip, emit = ctc_states(frames, targets, blank)
+    n, longest, states = len(targets), len(emit), skip.shape[1]
+    score = np.full(skip.shape, -np.inf)
     score[:, :2] = emit[0, :, :2]
-    came = np.zeros((longest, *ext.shape), dtype=np.int8)
+    came = np.zeros((longest, *skip.shape), dtype=np.int8)
     none = np.full((n, 2), -np.inf)
     for t in range(1, longest):
         shifted = np.concatenate((none, score), axis=1)

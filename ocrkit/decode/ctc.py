@@ -106,11 +106,15 @@ def ctc_log_likelihoods(
     return out
 
 
-def _forward(frames: list[np.ndarray], targets: list[list[int]], blank: int) -> np.ndarray:
-    """The CTC forward algorithm over a padded batch. Each target becomes the state sequence blank, t1,
-    blank, t2, ..., blank; states past a target's own are padding that nothing reads. A pair with fewer
-    frames than the batch gets frames after its own where only blanks may be emitted (log p 0): its
-    last label's state then empties into its final blank state, which holds the answer from then on."""
+def ctc_states(
+    frames: list[np.ndarray], targets: list[list[int]], blank: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A padded batch's CTC state lattice: each target becomes the state sequence blank, t1, blank, t2,
+    ..., blank (states past a target's own are padding that nothing reads). Returns each target's own
+    state count (n,), which states may be reached over the blank before them (n, S), and the log-prob
+    of emitting each state at each frame (T, n, S). A pair with fewer frames than the batch gets frames
+    after its own where only blanks may be emitted (log p 0): its last label's state then empties into
+    its final blank state, which holds the answer from then on."""
     n, longest = len(targets), max(len(f) for f in frames)
     own_states = np.array([2 * len(t) + 1 for t in targets])
     ext = np.full((n, own_states.max()), blank)
@@ -124,9 +128,15 @@ def _forward(frames: list[np.ndarray], targets: list[list[int]], blank: int) -> 
     for i, f in enumerate(frames):
         emit[: len(f), i] = f[:, ext[i]]
         emit[len(f) :, i, ext[i] == blank] = 0.0
-    alpha = np.full(ext.shape, -np.inf)
+    return own_states, skip, emit
+
+
+def _forward(frames: list[np.ndarray], targets: list[list[int]], blank: int) -> np.ndarray:
+    """The CTC forward algorithm over a padded batch (the lattice of `ctc_states`)."""
+    own_states, skip, emit = ctc_states(frames, targets, blank)
+    n, longest, states = len(targets), len(emit), skip.shape[1]
+    alpha = np.full(skip.shape, -np.inf)
     alpha[:, :2] = emit[0, :, :2]
-    states = ext.shape[1]
     none = np.full((n, 2), -np.inf)
     for t in range(1, longest):
         shifted = np.concatenate((none, alpha), axis=1)  # shifted[:, s + 2] is alpha[:, s]
