@@ -8,7 +8,7 @@ import os
 import sys
 
 from ocrkit import __version__
-from ocrkit.commands.options import Parser
+from ocrkit.argparse_kit import Parser
 from ocrkit.config import ConfigError
 from ocrkit.errors import OcrkitError, report_error
 from ocrkit.extras import missing_extra

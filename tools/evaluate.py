@@ -26,7 +26,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ocrkit.commands.options import Parser, probability
+from ocrkit.argparse_kit import Parser
+from ocrkit.commands.options import probability
 from ocrkit.data.manifest import read_jsonl
 from ocrkit.decode.ctc import DECODINGS
 from ocrkit.evaluation import (

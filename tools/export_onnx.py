@@ -14,7 +14,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from ocrkit.commands.options import Parser
+from ocrkit.argparse_kit import Parser
 from ocrkit.export.detector import export_detector
 from ocrkit.export.quantize import quantize_folder
 from ocrkit.export.recognizer import export_recognizer

@@ -23,7 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the copied tree may not be pip-installed where the GPU is
 
-from ocrkit.commands.options import Parser  # noqa: E402
+from ocrkit.argparse_kit import Parser  # noqa: E402
 from ocrkit.config import ConfigError, load_config, to_dict  # noqa: E402
 from ocrkit.errors import OcrkitError, report_error  # noqa: E402
 

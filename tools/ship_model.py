@@ -19,7 +19,7 @@ import json
 import sys
 from pathlib import Path
 
-from ocrkit.commands.options import Parser
+from ocrkit.argparse_kit import Parser
 from ocrkit.config import ConfigError, split_override
 from ocrkit.errors import ModelError
 from ocrkit.model_folder import read_spec, with_settings

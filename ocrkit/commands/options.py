@@ -1,9 +1,6 @@
 """The options every command shares, declared once: their names, types, defaults and help agree across
 `ocrkit infer`, `detect`, `recognize`, `serve` and the data commands, and a new command gets them by
-calling the same function.
-
-Also the parser class all `ocrkit` parsers use: a bad option is one `ocrkit: error:` line (exit code 2),
-and `--help` lists each option's default after its help text.
+calling the same function. They are parsed by ocrkit.argparse_kit.Parser.
 """
 
 from __future__ import annotations
@@ -12,35 +9,11 @@ import argparse
 import math
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 from ocrkit import zoo
 from ocrkit.decode.ctc import DECODINGS
-from ocrkit.errors import report_error
 from ocrkit.pipeline import BACKEND, BACKENDS, BATCH_SIZE, DEVICE, PAGES_PER_BATCH  # the library's defaults
-
-
-class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
-    """Adds `(default: …)` to an option's help, except where there is no value to show (None, a flag);
-    such options say in their help what happens without them."""
-
-    def _get_help_string(self, action: argparse.Action) -> str:
-        text = action.help or ""
-        if action.default in (None, False, argparse.SUPPRESS) or "%(default)" in text:
-            return text
-        return super()._get_help_string(action) or text
-
-
-class Parser(argparse.ArgumentParser):
-    """The parser of `ocrkit` and of each of its commands (sub-parsers are made of the same class)."""
-
-    def __init__(self, *args, **kwargs) -> None:
-        kwargs.setdefault("formatter_class", HelpFormatter)
-        super().__init__(*args, **kwargs)
-
-    def error(self, message: str) -> NoReturn:
-        report_error(f"{message} (see {self.prog} --help)")
-        self.exit(2)
 
 
 def int_range(low: int, high: int | None = None) -> Callable[[str], int]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ocrkit.commands.options import Parser
+from ocrkit.argparse_kit import Parser
 from ocrkit.config import ConfigError, load_config, to_dict
 from ocrkit.engine.task import Task
 from ocrkit.engine.trainer import Trainer
