@@ -61,6 +61,16 @@ def describe(folder: Path) -> ModelInfo:
     )
 
 
+def release_name(folder: Path) -> str:
+    """What a user calls the model in `folder`: its card's title ("ocrkit line detector 0.7.0"), else
+    the folder's name. Cheap (no weights read): said before the models load."""
+    try:
+        card = _text(folder / CARD_NAME) if os.path.lexists(folder / CARD_NAME) else ""
+    except ModelError:
+        card = ""
+    return _first(r"^# (.+)$", card) or str(folder)
+
+
 def _text(path: Path) -> str:
     """A UTF-8 text file of the folder, read only if it is a regular file of at most MAX_TEXT_BYTES."""
     with open_model_file(path, MAX_TEXT_BYTES) as fh:

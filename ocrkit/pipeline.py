@@ -29,8 +29,9 @@ from ocrkit.orientation.skew import MIN_SKEW, corners_back, page_skew, straighte
 from ocrkit.reading_order import reading_order
 from ocrkit.words import PlacedText, place_words
 
-BACKENDS = ("torch", "onnx")
-BACKEND = "torch"  # the default everywhere (library and commands): the same results unless asked otherwise
+BACKENDS = ("auto", "torch", "onnx")
+BACKEND = "torch"  # the library's default: the same results unless asked otherwise
+COMMAND_BACKEND = "auto"  # the commands': onnxruntime where the models can go through it (zoo.auto_backend)
 DEVICE = "cpu"
 BATCH_SIZE = 16  # line crops per recognizer batch
 PAGES_PER_BATCH = 4  # pages whose lines are recognised together in read_many
@@ -80,7 +81,9 @@ class OCR:
         """`decoding` (attention | ctc | joint) overrides the recognizer folder's own choice, and
         `min_confidence` its `min_confidence` (0: keep every line read). `orientation`: "auto" classifies
         how each page was sent (turned 0/90/180/270 degrees clockwise) and reads it upright; an angle
-        says how every page was sent (0: read as sent, nothing classified)."""
+        says how every page was sent (0: read as sent, nothing classified). `backend`: torch, onnx
+        (onnxruntime: exports, and the shipped models exported once into the cache) or auto (onnx where
+        every folder can go through it, see zoo.auto_backend); `self.backend` is the one chosen."""
         if batch_size < 1:
             raise ValueError(f"batch_size must be 1 or more, got {batch_size}")
         if min_confidence is not None and not 0.0 <= min_confidence < 1.0:
@@ -88,13 +91,18 @@ class OCR:
         if backend not in BACKENDS:
             raise OcrkitError(f"unknown backend {backend!r} ({' | '.join(BACKENDS)})")
         det_dir, rec_dir = zoo.resolve(det_model, "detector"), zoo.resolve(rec_model, "recognizer")
+        self.orientation = check_orientation(orientation)
+        orient_dir = zoo.resolve(orientation_model, "orientation") if self.orientation == "auto" else None
+        if backend == "auto":
+            folders = {"detector": det_dir, "recognizer": rec_dir}
+            backend = zoo.auto_backend(folders | ({"orientation": orient_dir} if orient_dir else {}), device)
+        self.backend = backend
         self.batch_size = batch_size
         if min_confidence is None:
             min_confidence = read_spec(rec_dir, "recognizer").min_confidence or 0.0
         self.min_confidence = min_confidence
         self.detector: LineDetector
         self.recognizer: LineReader
-        self.orientation = check_orientation(orientation)
         if backend == "torch":
             import torch
 
@@ -111,8 +119,8 @@ class OCR:
 
             self.detector, self.recognizer = load_onnx_models(det_dir, rec_dir, threads, decoding=decoding)
         self.orienter: PageOrienter | None = None
-        if self.orientation == "auto":
-            self.orienter = load_orienter(zoo.resolve(orientation_model, "orientation"), backend, threads)
+        if orient_dir is not None:
+            self.orienter = load_orienter(orient_dir, backend, threads)
 
     def detect(self, image: np.ndarray, name: str = "<array>", page: int = 1) -> Page:
         """The text lines of one HxWx3 RGB page as given (no orientation), in reading order, without

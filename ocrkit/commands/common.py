@@ -3,6 +3,7 @@ output names. Their options are declared in ocrkit.commands.options."""
 
 from __future__ import annotations
 
+import argparse
 import sys
 import traceback
 from collections.abc import Hashable, Iterator
@@ -10,9 +11,22 @@ from pathlib import Path
 
 import numpy as np
 
+from ocrkit.commands.options import model_folders, ocr_options
+from ocrkit.commands.progress import loading_line, say
 from ocrkit.errors import InputError, report_error
 from ocrkit.inputs import Inputs, collect_inputs
 from ocrkit.io import PageSource, load_page
+from ocrkit.model_info import release_name
+from ocrkit.pipeline import OCR
+
+
+def load_ocr(args: argparse.Namespace) -> OCR:
+    """The pipeline the model options of `args` ask for, after one line saying what loads on which
+    backend (loading takes seconds; the line comes before them)."""
+    options = ocr_options(args)
+    releases = [release_name(folder) for folder in model_folders(args).values()]
+    say(loading_line(releases, options["backend"], chosen=args.backend == "auto"))
+    return OCR(**options)
 
 
 def set_torch_threads(threads: int | None) -> None:

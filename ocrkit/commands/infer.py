@@ -8,9 +8,10 @@ import sys
 from pathlib import Path
 
 from ocrkit.commands import infer_ray
-from ocrkit.commands.common import Failures, gather_inputs, output_path
-from ocrkit.commands.options import add_model_options, ocr_options
+from ocrkit.commands.common import Failures, gather_inputs, load_ocr, output_path
+from ocrkit.commands.options import add_model_options
 from ocrkit.commands.pdf_documents import DocumentPdfs
+from ocrkit.commands.progress import PageProgress, say
 from ocrkit.document import Page
 from ocrkit.errors import InputError, OcrkitError
 from ocrkit.formats import EXTENSIONS, FORMATS, render
@@ -88,16 +89,12 @@ def run(args: argparse.Namespace) -> int:
             f"--format {formats[0]} prints a single page on standard output, and the inputs hold "
             f"{len(inputs.sources)} pages: give --out DIR for a file per page"
         )
-    from tqdm.auto import tqdm
-
-    from ocrkit.pipeline import OCR
-
-    ocr = OCR(**ocr_options(args))
+    ocr = load_ocr(args)
     pdfs = DocumentPdfs(args.out) if args.out is not None and "pdf" in formats else None
     sources = inputs.sources
-    progress = tqdm(sources, unit="page", disable=len(sources) < 2)
+    progress = PageProgress(len(sources))
     for n, (source, page) in enumerate(
-        zip(sources, ocr.read_many(progress, args.pages_per_batch), strict=True)
+        zip(sources, ocr.read_many(sources, args.pages_per_batch), strict=True)
     ):
         if args.out is None and formats == ["txt"] and n:
             # written read or not: the k-th txt page on standard output is the k-th page found
@@ -105,14 +102,19 @@ def run(args: argparse.Namespace) -> int:
         if isinstance(page, InputError):
             failures.report(source.label, page, key=source)
             _add_pdf_page(pdfs, source, None, failures)
+            progress.finished(source.label, None)
             continue
         if not page.lines:  # said, not silent: an empty page and a failed page look alike otherwise
-            print(f"ocrkit: {source.label}: {NO_LINES}", file=sys.stderr)
+            say(f"{source.label}: {NO_LINES}")
         if args.out is None:
             _print(page, source, formats[0], failures)
         else:
             _write(page, source, formats, args.out, failures)
             _add_pdf_page(pdfs, source, page, failures)
+        progress.finished(source.label, page)
+    progress.close()
+    if args.out is not None:
+        say(progress.summary(args.out))
     return failures.exit_code(inputs.total)
 
 

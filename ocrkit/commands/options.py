@@ -13,7 +13,14 @@ from typing import Any
 
 from ocrkit import zoo
 from ocrkit.decode.ctc import DECODINGS
-from ocrkit.pipeline import BACKEND, BACKENDS, BATCH_SIZE, DEVICE, PAGES_PER_BATCH  # the library's defaults
+from ocrkit.model_folder import Kind, read_spec
+from ocrkit.pipeline import (  # the library's defaults
+    BACKENDS,
+    BATCH_SIZE,
+    COMMAND_BACKEND,
+    DEVICE,
+    PAGES_PER_BATCH,
+)
 
 
 def int_range(low: int, high: int | None = None) -> Callable[[str], int]:
@@ -135,9 +142,10 @@ def add_model_options(
         g.add_argument(
             "--backend",
             choices=BACKENDS,
-            default=BACKEND,
-            help="torch, or the exported ONNX graphs through onnxruntime (a shipped model is exported "
-            "once, on first use, into the cache folder)",
+            default=COMMAND_BACKEND,
+            help="auto: onnxruntime when every model can go through it (an ONNX export, or a shipped "
+            "model: exported once, on first use, into the cache folder, which needs the export extra), "
+            "else torch; torch or onnx to choose",
         )
     g.add_argument(
         "--device", default=DEVICE, help="torch device: cpu, cuda or cuda:N (onnx runs on the CPU)"
@@ -161,16 +169,18 @@ def add_model_options(
 
 
 def ocr_options(args: argparse.Namespace) -> dict[str, Any]:
-    """The keyword arguments of ocrkit.pipeline.OCR that the model options in `args` ask for. A model
-    folder the chosen backend cannot load (an ONNX export given to torch) is refused here, in one
-    line that names the option to add, before any model loads."""
-    if args.backend == "torch":
-        for name_or_path, kind in ((args.det_model, "detector"), (args.rec_model, "recognizer")):
-            zoo.refuse_onnx_export(zoo.resolve(name_or_path, kind), "add --backend onnx")
+    """The keyword arguments of ocrkit.pipeline.OCR that the model options in `args` ask for, the
+    backend chosen ("auto" settled here, so it can be said before loading). A model folder the chosen
+    backend cannot load (an ONNX export given to torch) is refused here, in one line that names the
+    option to add, before any model loads."""
+    folders = model_folders(args)
+    backend = zoo.auto_backend(folders, args.device) if args.backend == "auto" else args.backend
+    if backend == "torch":
+        for kind in ("detector", "recognizer"):
+            zoo.refuse_onnx_export(folders[kind], "add --backend onnx")
     names = (
         "det_model",
         "rec_model",
-        "backend",
         "device",
         "batch_size",
         "threads",
@@ -179,7 +189,21 @@ def ocr_options(args: argparse.Namespace) -> dict[str, Any]:
         "orientation",
         "orientation_model",
     )
-    return {name: getattr(args, name) for name in names}
+    return {"backend": backend} | {name: getattr(args, name) for name in names}
+
+
+def model_folders(args: argparse.Namespace) -> dict[Kind, Path]:
+    """The folders the model options in `args` stand for (the orientation classifier only when pages
+    are classified), each checked to hold settings of its kind."""
+    folders: dict[Kind, Path] = {
+        "detector": zoo.resolve(args.det_model, "detector"),
+        "recognizer": zoo.resolve(args.rec_model, "recognizer"),
+    }
+    if args.orientation == "auto":
+        folders["orientation"] = zoo.resolve(args.orientation_model, "orientation")
+    for kind, folder in folders.items():
+        read_spec(folder, kind)  # a missing or broken folder is one line now, before anything is said
+    return folders
 
 
 def orientation_choice(text: str) -> str | int:

@@ -10,7 +10,6 @@ from ocrkit.commands.options import (
     add_model_options,
     int_range,
     non_negative_int,
-    ocr_options,
     positive_float,
     positive_int,
 )
@@ -49,13 +48,13 @@ def register(sub: argparse._SubParsersAction) -> None:
 def build_app(args: argparse.Namespace) -> FastAPI:
     """Load the models once and wrap them in the service."""
     from ocrkit import zoo
-    from ocrkit.pipeline import OCR
+    from ocrkit.commands.common import load_ocr
     from ocrkit.serve.app import create_app, describe_models
     from ocrkit.serve.uploads import Limits
 
-    ocr = OCR(**ocr_options(args))
+    ocr = load_ocr(args)
     models = describe_models(
-        zoo.resolve(args.det_model, "detector"), zoo.resolve(args.rec_model, "recognizer"), args.backend
+        zoo.resolve(args.det_model, "detector"), zoo.resolve(args.rec_model, "recognizer"), ocr.backend
     )
     limits = Limits(int(args.max_upload_mb * 1024 * 1024), args.max_pixels, args.max_pages)
     return create_app(ocr, models, limits, workers=args.workers, queue=args.queue, ui=args.ui)

@@ -51,11 +51,14 @@ def test_a_shared_option_is_the_same_in_every_command(option):
 
 
 def test_commands_default_to_what_the_library_does():
+    """The same defaults but the backend: commands settle "auto" (onnxruntime where the models can go
+    through it), the library keeps torch unless asked."""
     library = inspect.signature(OCR).parameters
     for argv in (["infer", "x.png"], ["serve"]):
         args = build_parser().parse_args(argv)
-        for name in ("backend", "device", "batch_size", "min_confidence"):
+        for name in ("device", "batch_size", "min_confidence"):
             assert getattr(args, name) == library[name].default, (argv, name)
+        assert args.backend == "auto" and library["backend"].default == "torch"
     infer = build_parser().parse_args(["infer", "x.png"])
     assert infer.pages_per_batch == inspect.signature(OCR.read_many).parameters["pages_per_batch"].default
 
