@@ -59,7 +59,8 @@ def test_infer_says_what_loads_first_and_ends_with_a_summary(tmp_path, models, c
         ["infer", tmp_path / "a.png", tmp_path / "b.png", *models, "--out", tmp_path / "o"], capsys
     )
     lines = err.splitlines()
-    assert code == 0 and lines[0].startswith("ocrkit: loading ") and lines[0].endswith(" on torch (--backend onnx for onnxruntime)")
+    assert code == 0 and lines[0].startswith("ocrkit: loading ")
+    assert lines[0].endswith(" on torch (--backend onnx for onnxruntime)")
     assert [line.split(": ")[1] for line in lines[1:3]] == [
         "[1/2] " + str(tmp_path / "a.png"),
         "[2/2] " + str(tmp_path / "b.png"),
