@@ -87,6 +87,9 @@ class Page:
     seconds: float = 0.0
     lines: list[Line] = field(default_factory=list)
     orientation: Orientation | None = None  # None: read as sent, nothing classified
+    # lines read as text but less sure than the pipeline's min_confidence: out of the page's text and
+    # files, kept so an overlay can show where they were
+    unsure: list[Line] = field(default_factory=list)
 
     @property
     def text(self) -> str:

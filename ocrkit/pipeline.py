@@ -228,9 +228,9 @@ class OCR:
                 self._settle_direction(framing, page)
         self._read_lines([framing.image for framing in framed], found)
         for page, sent, framing in zip(found, images, framed, strict=True):
-            page.lines = [
-                line for line in page.lines if is_text(line.text) and line.rec_score >= self.min_confidence
-            ]
+            text = [line for line in page.lines if is_text(line.text)]
+            page.lines = [line for line in text if line.rec_score >= self.min_confidence]
+            page.unsure = [line for line in text if line.rec_score < self.min_confidence]
             page.seconds += per_page
             if framing.orientation is not None:
                 to_sent_frame(page, framing, sent.shape[1], sent.shape[0])
@@ -338,7 +338,7 @@ def to_sent_frame(page: Page, framing: Framing, width: int, height: int) -> None
         corners = np.clip(points_to_sent(corners, framing.turns, width, height), 0, [width, height])
         return [*corners.min(0).tolist(), *corners.max(0).tolist()], corners
 
-    for line in page.lines:
+    for line in page.lines + page.unsure:
         line.bbox, corners = placed(line.bbox)
         if corners is not None:
             line.polygon = corners.tolist()

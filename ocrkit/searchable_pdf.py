@@ -11,11 +11,9 @@ from __future__ import annotations
 
 import io
 from dataclasses import dataclass, field
-from functools import cache
 from pathlib import Path
 
 import numpy as np
-from fontTools.ttLib import TTFont
 from fpdf import FPDF
 from fpdf.enums import TextMode
 from PIL import Image
@@ -23,15 +21,8 @@ from pypdf import PdfReader, PdfWriter, Transformation
 
 from ocrkit.document import Page
 from ocrkit.orientation.frame import boxes_to_sent, points_to_sent
+from ocrkit.text_faces import FACES, face_for
 
-FONT_DIR = Path(__file__).resolve().parent / "fonts"
-# The text layer's faces: invisible, so only their character coverage matters; a word takes the first that
-# holds all its characters. DejaVu Sans holds every character the shipped recognizer writes but the
-# combining small e above (U+0364) of early German print, which Liberation Sans has (and lacks "✓").
-FONTS = {
-    "dejavu": FONT_DIR / "dejavu/DejaVuSans.ttf",
-    "liberation": FONT_DIR / "liberation/LiberationSans-Regular.ttf",
-}
 IMAGE_DPI = 300  # page size of a picture that does not say its resolution: A4 scans come out A4
 ASCENT = 0.8  # font size as a share of the word box's height; the baseline sits the rest above its bottom
 EMBEDDED_AS_IS = (".jpg", ".jpeg", ".png")  # picture files placed in the PDF as they are, not re-encoded
@@ -87,7 +78,7 @@ def _text_pages(pages: list[PdfPage]) -> bytes:
     pdf = FPDF(unit="pt")
     pdf.set_auto_page_break(False)
     pdf.set_creator("ocrkit")
-    for name, path in FONTS.items():
+    for name, path in FACES.items():  # invisible text: only the faces' character coverage matters
         pdf.add_font(name, fname=str(path))
     for item in pages:
         pdf.add_page(format=(item.width_pt, item.height_pt))
@@ -125,7 +116,7 @@ def _write_words(pdf: FPDF, item: PdfPage) -> None:
             if k + 1 < len(words):
                 text, x1 = text + " ", max(x1, words[k + 1][0][0])
             height = max(y1 - y0, 1.0) * scale
-            pdf.set_font(_face(text), size=height * ASCENT)
+            pdf.set_font(face_for(text), size=height * ASCENT)
             pdf.set_stretching(100.0)  # fpdf2 measures a string with the stretching in force
             natural = pdf.get_string_width(text)
             pdf.set_stretching(100.0 * (x1 - x0) * scale / natural if natural > 0 else 100.0)
@@ -143,17 +134,6 @@ def _upright_box(bbox: list[float], turns: int, up_width: int, up_height: int) -
     if not turns:
         return list(bbox)
     return boxes_to_sent(np.array([bbox]), (4 - turns) % 4, up_width, up_height)[0].tolist()
-
-
-@cache
-def _characters(face: str) -> frozenset[int]:
-    return frozenset(TTFont(FONTS[face], fontNumber=0).getBestCmap())
-
-
-def _face(text: str) -> str:
-    """The first face of FONTS that holds every character of `text` (the first where none does)."""
-    needed = {ord(c) for c in text}
-    return next((face for face in FONTS if needed <= _characters(face)), next(iter(FONTS)))
 
 
 def _overlay(original: Path | bytes, layers: bytes) -> bytes:

@@ -139,6 +139,9 @@ def test_lines_read_unsure_are_dropped_at_the_recognizers_min_confidence(
     kept = unsure_even_lines(OCR(tiny_detector_dir, rec))
     assert [x.text for x in kept.lines] == [x.text for x in every.lines[1::2]]
     np.testing.assert_allclose([x.bbox for x in kept.lines], [x.bbox for x in every.lines[1::2]])
+    # the dropped lines stay beside the page (for the overlay), out of its text and JSON
+    np.testing.assert_allclose([x.bbox for x in kept.unsure], [x.bbox for x in every.lines[0::2]])
+    assert "unsure" not in kept.to_dict() and every.unsure == []
     assert len(unsure_even_lines(OCR(tiny_detector_dir, rec, min_confidence=0.0)).lines) == len(every.lines)
     with pytest.raises(ValueError, match="min_confidence"):
         OCR(tiny_detector_dir, rec, min_confidence=1.0)

@@ -13,6 +13,8 @@ import pytest
 from fixtures import page_image, run_cli, without_loading_line
 from PIL import Image
 
+from ocrkit.overlay import GAP
+
 
 @pytest.mark.slow
 def test_console_script_help():
@@ -57,7 +59,7 @@ def test_infer_all_formats(tmp_path, models, capsys):
         assert set(line) >= {"bbox", "text", "score", "det_score", "rec_score"}
     ET.parse(tmp_path / "out" / "a.png.alto.xml")
     ET.parse(tmp_path / "out" / "a.png.page.xml")
-    assert Image.open(tmp_path / "out" / "a.png.overlay.png").size == (260, 180)
+    assert Image.open(tmp_path / "out" / "a.png.overlay.png").size == (2 * 260 + GAP, 180)  # page + panel
 
 
 def bad_corpus(root: Path) -> dict[str, str]:
