@@ -133,13 +133,22 @@ class OCR:
             return self.orienter.classify(image)
         return told(self.orientation) if self.orientation else None
 
-    def read(self, image: str | Path | np.ndarray, name: str | None = None, page: int = 1) -> Page:
+    def read(
+        self,
+        image: str | Path | np.ndarray,
+        name: str | None = None,
+        page: int = 1,
+        min_confidence: float | None = None,
+    ) -> Page:
         """One page: an HxWx3 RGB uint8 array, or an image or PDF file (its `page`-th page). `name` is the
-        Page's `image` field (default: the file's path, or "<array>")."""
+        Page's `image` field (default: the file's path, or "<array>"); `min_confidence` replaces the
+        pipeline's for this page (0 keeps every line read as text: a service's per-request choice)."""
+        if min_confidence is not None and not 0.0 <= min_confidence < 1.0:
+            raise ValueError(f"min_confidence must be in [0, 1), got {min_confidence}")
         if not isinstance(image, np.ndarray):
             source = _page_of(Path(image), page)
             image, name = load_page(source), name or source.label
-        return self._read_pages([image], [name or "<array>"], [page])[0]
+        return self._read_pages([image], [name or "<array>"], [page], min_confidence)[0]
 
     def read_many(
         self, inputs: Iterable[str | Path | PageSource], pages_per_batch: int = PAGES_PER_BATCH
@@ -207,7 +216,11 @@ class OCR:
             return error
 
     def _read_pages(
-        self, images: Sequence[np.ndarray], names: Sequence[str], pages: Sequence[int]
+        self,
+        images: Sequence[np.ndarray],
+        names: Sequence[str],
+        pages: Sequence[int],
+        min_confidence: float | None = None,
     ) -> list[Page]:
         """Several pages at once: each is detected on its own, then the lines of all of them are read
         together, so same-shape batches fill up across pages (a receipt alone has few lines per shape).
@@ -216,6 +229,7 @@ class OCR:
         as "" (synthetic blank crops). Lines read less sure than `min_confidence` are dropped only when
         the caller or the folder asks for it: a hard line is read unsure too.
         A page's `seconds` is its detection time plus its share (by line count) of the recognition time."""
+        cut = self.min_confidence if min_confidence is None else min_confidence
         start = time.perf_counter()
         framed = [self._upright(image) for image in images]
         per_page = (time.perf_counter() - start) / max(len(images), 1)
@@ -229,8 +243,8 @@ class OCR:
         self._read_lines([framing.image for framing in framed], found)
         for page, sent, framing in zip(found, images, framed, strict=True):
             text = [line for line in page.lines if is_text(line.text)]
-            page.lines = [line for line in text if line.rec_score >= self.min_confidence]
-            page.unsure = [line for line in text if line.rec_score < self.min_confidence]
+            page.lines = [line for line in text if line.rec_score >= cut]
+            page.unsure = [line for line in text if line.rec_score < cut]
             page.seconds += per_page
             if framing.orientation is not None:
                 to_sent_frame(page, framing, sent.shape[1], sent.shape[0])

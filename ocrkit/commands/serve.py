@@ -54,7 +54,10 @@ def build_app(args: argparse.Namespace) -> FastAPI:
 
     ocr = load_ocr(args)
     models = describe_models(
-        zoo.resolve(args.det_model, "detector"), zoo.resolve(args.rec_model, "recognizer"), ocr.backend
+        zoo.resolve(args.det_model, "detector"),
+        zoo.resolve(args.rec_model, "recognizer"),
+        ocr.backend,
+        ocr.min_confidence,
     )
     limits = Limits(int(args.max_upload_mb * 1024 * 1024), args.max_pixels, args.max_pages)
     return create_app(ocr, models, limits, workers=args.workers, queue=args.queue, ui=args.ui)

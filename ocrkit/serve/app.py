@@ -12,6 +12,7 @@ import logging
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -28,6 +29,7 @@ from ocrkit.serve.body_limit import BodyLimit
 from ocrkit.serve.convert import body_schema, parse_pages
 from ocrkit.serve.pool import Busy, RequestPool
 from ocrkit.serve.preview import page_image
+from ocrkit.serve.schemas import ERRORS, Health, ModelsAnswer
 from ocrkit.serve.ui import add_ui
 from ocrkit.serve.uploads import (
     Limits,
@@ -52,19 +54,34 @@ Format = Literal["json", "txt", "hocr", "alto", "page", "pdf"]
 BODY_SLACK = 64 * 1024  # multipart boundaries and headers around the file
 
 
-def describe_models(det_dir: Path, rec_dir: Path, backend: str) -> dict:
-    """What /v1/models reports: the model folders' names, a hash of their weights as the version (the
-    same digest the ONNX cache uses), and the settings that change results."""
+def describe_models(det_dir: Path, rec_dir: Path, backend: str, min_confidence: float) -> dict:
+    """What /v1/models reports of the models (ModelsAnswer but its limits): the folders' names and
+    releases, a hash of their weights as the version (the same digest the ONNX cache uses), and the
+    settings that change results."""
     from ocrkit.model_folder import read_spec, settings_of
+    from ocrkit.model_info import release_name
     from ocrkit.zoo import weights_digest
 
     def one(path: Path) -> dict:
         settings = settings_of(read_spec(path))
         keep = ("task", "arch", "size", "longest", "decoding", "score_threshold")
         chosen = {k: settings[k] for k in keep if k in settings}
-        return {"name": path.name, "version": weights_digest(path), **chosen}
+        return {"name": path.name, "release": release_name(path), "version": weights_digest(path), **chosen}
 
-    return {"ocrkit": __version__, "backend": backend, "detector": one(det_dir), "recognizer": one(rec_dir)}
+    return {
+        "ocrkit": __version__,
+        "backend": backend,
+        "detector": one(det_dir),
+        "recognizer": one(rec_dir),
+        "min_confidence": min_confidence,
+    }
+
+
+def answer_content() -> dict:
+    """The 200 answer of /v1/ocr and /v1/convert per media type: JSON typed as the pages' schema."""
+    content: dict[str, dict] = {t.split(";")[0]: {} for t in MEDIA_TYPES.values()}
+    content["application/json"] = {"schema": body_schema()}
+    return content
 
 
 def error(status: int, code: str, detail: str, headers: dict[str, str] | None = None) -> JSONResponse:
@@ -150,17 +167,20 @@ def create_app(
         return _internal(request, exc)
 
     @app.get("/healthz", summary="Liveness: the models are loaded and requests are accepted")
-    async def healthz() -> dict:
-        return {"status": "ok", "models_loaded": True, "in_flight": pool.admitted, "capacity": pool.capacity}
+    async def healthz() -> Health:
+        return Health(status="ok", models_loaded=True, in_flight=pool.admitted, capacity=pool.capacity)
 
-    @app.get("/v1/models", summary="The loaded models, their versions and settings")
-    async def list_models() -> dict:
-        return models
+    @app.get("/v1/models", summary="The loaded models, their versions and settings, and the limits")
+    async def list_models() -> ModelsAnswer:
+        return ModelsAnswer.model_validate(models | {"limits": asdict(limits)})
 
     @app.post(
         "/v1/ocr",
         summary="Read an image or a PDF",
-        responses={200: {"content": {t.split(";")[0]: {} for t in MEDIA_TYPES.values()}}},
+        responses={
+            200: {"content": answer_content(), "description": "the pages, in the format asked"},
+            **ERRORS,
+        },
     )
     async def read(
         request: Request,
@@ -169,12 +189,22 @@ def create_app(
             Format, Query(alias="format", description="json | txt | hocr | alto | page | pdf (searchable)")
         ] = "json",
         page: Annotated[int | None, Query(ge=1, description="read only this page of a PDF")] = None,
+        min_confidence: Annotated[
+            float | None,
+            Query(
+                ge=0.0,
+                lt=1.0,
+                description="drop lines read less sure than this; 0 keeps every line read as text "
+                "(default: the service's, see /v1/models)",
+            ),
+        ] = None,
     ) -> Response:
         try:
             check_media_type(file.content_type)
             data = await file.read(limits.max_upload_bytes + 1)
             reader = read_upload_pdf if fmt == "pdf" else read_upload
-            result = await pool.run(reader, ocr, data, file.filename or "upload", limits, page)
+            name = file.filename or "upload"
+            result = await pool.run(reader, ocr, data, name, limits, page, min_confidence)
         except Busy as exc:
             log.warning("busy: refused a request (%d in the pool)", pool.admitted)
             return busy(exc)
@@ -191,7 +221,7 @@ def create_app(
         "/v1/page-image",
         summary="An uploaded page as a JPEG, decoded as /v1/ocr decodes it (to draw its boxes over)",
         response_class=Response,
-        responses={200: {"content": {"image/jpeg": {}}}},
+        responses={200: {"content": {"image/jpeg": {}}, "description": "the page as a JPEG"}, **ERRORS},
     )
     async def picture(
         request: Request,
@@ -216,7 +246,10 @@ def create_app(
     @app.post(
         "/v1/convert",
         summary="Write pages that /v1/ocr returned as JSON in another format, without reading them again",
-        responses={200: {"content": {t.split(";")[0]: {} for t in MEDIA_TYPES.values()}}},
+        responses={
+            200: {"content": answer_content(), "description": "the pages in the format asked"},
+            **ERRORS,
+        },
         openapi_extra={
             "requestBody": {
                 "required": True,

@@ -33,7 +33,9 @@ class PageImage:
 class _Decoder:
     """Stands in for the OCR in read_upload: keeps the decoded page instead of reading it."""
 
-    def read(self, image: np.ndarray, name: str = "", page: int = 1) -> np.ndarray:
+    def read(
+        self, image: np.ndarray, name: str = "", page: int = 1, min_confidence: float | None = None
+    ) -> np.ndarray:
         return image
 
 

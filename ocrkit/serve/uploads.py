@@ -36,7 +36,9 @@ _PROBLEMS = (
 
 
 class PageReader(Protocol):
-    def read(self, image: np.ndarray, name: str | None = ..., page: int = ...) -> Page: ...
+    def read(
+        self, image: np.ndarray, name: str | None = ..., page: int = ..., min_confidence: float | None = ...
+    ) -> Page: ...
 
 
 @dataclass(frozen=True)
@@ -61,26 +63,42 @@ def check_media_type(content_type: str | None) -> None:
 
 
 def read_upload(
-    ocr: PageReader, data: bytes, name: str, limits: Limits, page: int | None = None
+    ocr: PageReader,
+    data: bytes,
+    name: str,
+    limits: Limits,
+    page: int | None = None,
+    min_confidence: float | None = None,
 ) -> list[Page]:
     """Every page of an image, multi-page TIFF or PDF upload (or only its `page`), read one page at a
     time so a long document never holds more than one decoded page in memory: what `ocrkit infer` reads
-    from the same file."""
-    return _read(ocr, data, name, limits, page, None)
+    from the same file. `min_confidence`: the request's cut instead of the service's."""
+    return _read(ocr, data, name, limits, page, min_confidence, None)
 
 
 def read_upload_pdf(
-    ocr: PageReader, data: bytes, name: str, limits: Limits, page: int | None = None
+    ocr: PageReader,
+    data: bytes,
+    name: str,
+    limits: Limits,
+    page: int | None = None,
+    min_confidence: float | None = None,
 ) -> bytes:
     """`read_upload` as one searchable PDF (ocrkit.searchable_pdf): a PDF upload keeps its own pages
     with the text laid over them (only page `page`'s text when given), a picture goes under its text."""
     document = SearchablePdf()
-    _read(ocr, data, name, limits, page, document)
+    _read(ocr, data, name, limits, page, min_confidence, document)
     return document.to_bytes()
 
 
 def _read(
-    ocr: PageReader, data: bytes, name: str, limits: Limits, page: int | None, document: SearchablePdf | None
+    ocr: PageReader,
+    data: bytes,
+    name: str,
+    limits: Limits,
+    page: int | None,
+    min_confidence: float | None,
+    document: SearchablePdf | None,
 ) -> list[Page]:
     """The pages read; with `document`, each also added to it (a PDF upload's own pages laid under
     their text before the upload's temporary file goes)."""
@@ -105,7 +123,7 @@ def _read(
             pages = []
             for n in numbers:
                 image = load(path, page=n, max_pixels=limits.max_pixels)
-                pages.append(ocr.read(image, name=name, page=n))
+                pages.append(ocr.read(image, name=name, page=n, min_confidence=min_confidence))
                 if document is not None and kind != "PDF":
                     document.add_picture(pages[-1], image)
             if document is not None and kind == "PDF":

@@ -103,7 +103,13 @@ class StandInOCR:
         self.gate = threading.Event()
         self.fail = fail
 
-    def read(self, image: np.ndarray, name: str | None = "<array>", page: int = 1) -> Page:
+    def read(
+        self,
+        image: np.ndarray,
+        name: str | None = "<array>",
+        page: int = 1,
+        min_confidence: float | None = None,
+    ) -> Page:
         if self.fail:
             raise RuntimeError("boom")
         self.gate.wait(60)

@@ -165,6 +165,37 @@ def test_page_reads_the_receipt_and_draws_its_boxes(url, browser):
     _assert_loaded_only_from(browser, url)
 
 
+@pytest.mark.slow
+def test_text_and_downloads_stay_in_view_from_phone_to_desktop_width(url, browser):
+    browser.set_window_size(1440, 900)
+    browser.get(f"{url}/")
+    _wait(browser, lambda d: "MB" in d.find_element(By.ID, "limits").text, "the limits")
+    assert "ocrkit line recognizer" in browser.find_element(By.ID, "models").text  # release names
+    assert not browser.find_element(By.ID, "keep-choice").is_displayed()  # the service drops no line
+    _choose(browser, SAMPLE)
+    _wait(browser, _done, "the receipt read")
+    for width in (390, 800, 1440):
+        browser.set_window_size(width, 900)
+        page_width = browser.execute_script("return document.documentElement.clientWidth")
+        for element in ("lines", "downloads", "copy", "view"):
+            box = browser.find_element(By.ID, element)
+            browser.execute_script("arguments[0].scrollIntoView({block: 'nearest'})", box)
+            rect = box.rect
+            assert box.is_displayed() and rect["height"] > 10, (width, element, rect)
+            assert rect["x"] >= 0 and rect["x"] + rect["width"] <= page_width + 1, (width, element, rect)
+        assert len(browser.find_element(By.ID, "lines").text.splitlines()) > 10, width
+    # the copy button copies the page's text as the txt download holds it (or selects the list)
+    browser.find_element(By.ID, "copy").click()
+    _wait(browser, lambda d: "copied" in _status(d) or "selected" in _status(d), "the copy said")
+    txt = _fetch_text(
+        browser, browser.find_element(By.CSS_SELECTOR, '[data-format="txt"]').get_attribute("href")
+    )
+    assert browser.execute_script("return pageText") == txt and "SUBTOTAL" in txt
+    assert browser.execute_script("document.getElementById('keep-unsure').checked = true; return cut()") == {
+        "min_confidence": 0
+    }
+
+
 def _assert_loaded_only_from(driver, url: str) -> None:
     """Every script, style sheet and picture the page loaded came from the service (or the page)."""
     loaded = driver.execute_script("return performance.getEntriesByType('resource').map(e => e.name)")

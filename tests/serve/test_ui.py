@@ -23,15 +23,19 @@ LIMITS = Limits(max_upload_bytes=2**22, max_pixels=10**7, max_pages=5)
 
 
 class TwoLines:
-    """Reads two fixed lines (one with XML-special characters) on any page, scaled to its size."""
+    """Reads two fixed lines (one with XML-special characters) on any page, scaled to its size; the second,
+    read less sure, is dropped at a `min_confidence` above 0.889 (the service's own cut: 0)."""
 
-    def read(self, image: np.ndarray, name: str = "<array>", page: int = 1) -> Page:
+    def read(
+        self, image: np.ndarray, name: str = "<array>", page: int = 1, min_confidence: float | None = None
+    ) -> Page:
         h, w = image.shape[:2]
         lines = [
             Line([0.1 * w, 0.1 * h, 0.9 * w, 0.2 * h], "TOTAL 12.50 <&>", 0.9, 0.95, 0.947),
             Line([0.1 * w, 0.5 * h, 0.6 * w, 0.6 * h], f"page {page}", 0.8, 0.9, 0.889),
         ]
-        return Page(image=name, width=w, height=h, page=page, seconds=0.25, lines=lines)
+        kept = [line for line in lines if line.rec_score >= (min_confidence or 0.0)]
+        return Page(image=name, width=w, height=h, page=page, seconds=0.25, lines=kept)
 
 
 def image_bytes(w: int, h: int, fmt: str = "PNG") -> bytes:
@@ -47,9 +51,22 @@ def pdf(sizes: list[tuple[int, int]]) -> bytes:
     return buf.getvalue()
 
 
+MODELS = {  # what describe_models reports of two shipped folders
+    "ocrkit": "0.3.0",
+    "backend": "onnx",
+    "detector": {"name": "detector", "release": "ocrkit line detector 0.7.0", "version": "0123456789abcdef"},
+    "recognizer": {
+        "name": "recognizer",
+        "release": "ocrkit line recognizer 0.10.0",
+        "version": "fedcba9876543210",
+    },
+    "min_confidence": 0.0,
+}
+
+
 @pytest.fixture(scope="module")
 def client():
-    with serving(create_app(TwoLines(), {}, LIMITS)) as url, httpx.Client(base_url=url, timeout=30) as c:
+    with serving(create_app(TwoLines(), MODELS, LIMITS)) as url, httpx.Client(base_url=url, timeout=30) as c:
         yield c
 
 
@@ -221,3 +238,32 @@ def test_convert_body_is_documented(client):
     schema = body["content"]["application/json"]["schema"]
     line = schema["properties"]["pages"]["items"]["properties"]["lines"]["items"]
     assert "bbox" in line["properties"] and "$ref" not in str(schema)
+
+
+def test_models_answer_names_the_releases_the_cut_and_the_limits(client):
+    answer = client.get("/v1/models").json()
+    assert answer["detector"]["release"] == "ocrkit line detector 0.7.0" and answer["min_confidence"] == 0.0
+    assert answer["limits"] == {"max_upload_bytes": 2**22, "max_pixels": 10**7, "max_pages": 5}
+
+
+def test_a_request_chooses_its_own_confidence_cut(client):
+    png = image_bytes(200, 100)
+    every = upload(client, "/v1/ocr", png).json()["pages"][0]["lines"]
+    sure = upload(client, "/v1/ocr", png, min_confidence=0.9).json()["pages"][0]["lines"]
+    assert [line["text"] for line in every] == ["TOTAL 12.50 <&>", "page 1"]
+    assert [line["text"] for line in sure] == ["TOTAL 12.50 <&>"]
+    refused = upload(client, "/v1/ocr", png, min_confidence=1.0)
+    assert refused.status_code == 422 and "min_confidence" in refused.json()["detail"]
+
+
+def test_the_api_document_types_every_answer(client):
+    spec = client.get("/openapi.json").json()
+    schemas = spec["components"]["schemas"]
+    assert {"Health", "ModelsAnswer", "ErrorAnswer"} <= set(schemas)
+    ocr = spec["paths"]["/v1/ocr"]["post"]["responses"]
+    pages = ocr["200"]["content"]["application/json"]["schema"]
+    assert pages["properties"]["pages"]["items"]["properties"]["lines"]["items"]["properties"]["bbox"]
+    assert {"400", "413", "415", "422", "500", "503"} <= set(ocr)
+    assert ocr["503"]["content"]["application/json"]["schema"]["$ref"].endswith("/ErrorAnswer")
+    health = spec["paths"]["/healthz"]["get"]["responses"]["200"]["content"]["application/json"]["schema"]
+    assert health["$ref"].endswith("/Health")

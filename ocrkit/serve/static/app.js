@@ -20,6 +20,7 @@ const $ = (id) => document.getElementById(id);
 let latest = 0; // number of the latest reading: answers that arrive for an older one are dropped
 let objectUrls = []; // blob URLs of the result on show, released when the next reading starts
 let chosen = null; // the file being shown
+let pageText = ""; // the text of the page on show, for the copy button
 
 async function refusal(response) {
   // A readable sentence from the service's {"error", "detail"} (or a proxy's bare status).
@@ -75,6 +76,8 @@ function clearResult() {
   $("page-view").replaceChildren();
   $("lines").replaceChildren();
   $("timings").textContent = "";
+  pageText = "";
+  $("copy").disabled = true;
   for (const a of document.querySelectorAll("#downloads a")) a.removeAttribute("href");
 }
 
@@ -148,6 +151,10 @@ async function offerDownloads(page, stem, reading) {
     if (reading !== latest) return;
     a.href = blobUrl(blob);
     a.download = `${stem}.${EXTENSIONS[format]}`;
+    if (format === "txt") {
+      pageText = await blob.text(); // what the copy button copies: the page's text as ocrkit writes it
+      $("copy").disabled = false;
+    }
   }));
 }
 
@@ -159,7 +166,7 @@ function offerPdf(file, page, stem, reading) {
     event.preventDefault();
     setStatus("Writing the searchable PDF…");
     try {
-      const pdf = await (await post("v1/ocr", upload(file), { format: "pdf", page })).blob();
+      const pdf = await (await post("v1/ocr", upload(file), { format: "pdf", page, ...cut() })).blob();
       if (reading !== latest) return;
       a.href = blobUrl(pdf);
       a.download = `${stem}.pdf`;
@@ -188,7 +195,7 @@ async function read(file, page) {
     const what = pages > 1 ? `${file.name}, page ${page} of ${pages}` : file.name;
     setStatus(`Reading ${what}…`);
     const started = performance.now();
-    const answer = await (await post("v1/ocr", upload(file), { page })).json();
+    const answer = await (await post("v1/ocr", upload(file), { page, ...cut() })).json();
     const wall = (performance.now() - started) / 1000;
     if (reading !== latest) return;
     const result = answer.pages[0];
@@ -214,12 +221,39 @@ function choose(file) {
   read(file, 1);
 }
 
+function cut() {
+  // the request's confidence cut: 0 keeps the lines the service would drop as read unsure
+  return $("keep-unsure").checked ? { min_confidence: 0 } : {};
+}
+
+async function copyText() {
+  try {
+    await navigator.clipboard.writeText(pageText);
+    setStatus("Text copied");
+  } catch {
+    // no clipboard (a page not served over HTTPS or localhost): select the list for Ctrl+C instead
+    getSelection().selectAllChildren($("lines"));
+    setStatus("Text selected: press Ctrl+C to copy");
+  }
+}
+
+function megabytes(bytes) {
+  return `${Math.round(bytes / 2 ** 20)} MB`;
+}
+
 async function showModels() {
   try {
     const response = await fetch("v1/models");
     const m = await response.json();
-    const name = (part) => `${part.name} ${part.version.slice(0, 8)}`;
-    $("models").textContent = `${name(m.detector)} + ${name(m.recognizer)}, ${m.backend}`;
+    $("models").textContent = `${m.detector.release} + ${m.recognizer.release} (${m.backend})`;
+    const limits = m.limits;
+    $("limits").textContent = "Accepts PNG, JPEG, TIFF, WebP and other images, and PDFs: up to "
+      + `${megabytes(limits.max_upload_bytes)}, ${limits.max_pages} pages (or one page chosen) and `
+      + `${Math.round(limits.max_pixels / 1e6)} million pixels a page.`;
+    if (m.min_confidence > 0) {
+      $("cut").textContent = `below ${m.min_confidence}`;
+      $("keep-choice").hidden = false;
+    }
   } catch {
     $("models").textContent = "";
   }
@@ -233,6 +267,8 @@ function start() {
     input.value = ""; // choosing the same file again reads it again
   });
   $("page").addEventListener("change", (e) => chosen && read(chosen, Number(e.target.value)));
+  $("keep-unsure").addEventListener("change", () => chosen && read(chosen, Number($("page").value) || 1));
+  $("copy").addEventListener("click", copyText);
   // a file dropped outside the drop zone must not replace the page in the browser
   for (const type of ["dragover", "drop"]) document.addEventListener(type, (e) => e.preventDefault());
   drop.addEventListener("dragover", () => drop.classList.add("over"));
