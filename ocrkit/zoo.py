@@ -17,7 +17,6 @@ import shutil
 import stat
 import sys
 import tempfile
-import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -223,10 +222,8 @@ def cached_onnx_export(model_dir: Path, kind: Kind) -> Path:
     target.parent.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix=f".{kind}-", dir=target.parent))
     try:
-        with warnings.catch_warnings():  # tracer warnings about Python control flow are not for users
-            warnings.simplefilter("ignore")
-            exporters = {"detector": export_detector, "recognizer": export_recognizer}
-            exporters.get(kind, export_orientation)(model_dir, scratch)
+        exporters = {"detector": export_detector, "recognizer": export_recognizer}
+        exporters.get(kind, export_orientation)(model_dir, scratch)  # quiet: ocrkit.export.quiet
         try:
             scratch.rename(target)
         except OSError:  # another process finished the same export first

@@ -15,6 +15,7 @@ import torch
 import torchvision
 
 from ocrkit.boxes import SAME_LINE_HEIGHT
+from ocrkit.export.quiet import carry_card, quiet_export
 from ocrkit.model_folder import read_spec, write_spec
 from ocrkit.postprocess import PostConfig
 
@@ -75,7 +76,7 @@ def export_detector(model_dir: str | Path, out_dir: str | Path) -> Path:
     page_axes = {} if detector.square else {"pixel_values": {2: "height", 3: "width"}}
     out_dir.mkdir(parents=True, exist_ok=True)
     target = out_dir / ONNX_NAME
-    with torch.no_grad():
+    with torch.no_grad(), quiet_export("detector"):
         torch.onnx.export(
             wrapper,
             (dummy,),
@@ -90,4 +91,5 @@ def export_detector(model_dir: str | Path, out_dir: str | Path) -> Path:
     wrapper.eval()
     detector.model.eval()
     write_spec(out_dir, replace(read_spec(model_dir, "detector"), onnx=ONNX_NAME))
+    carry_card(model_dir, out_dir)
     return target

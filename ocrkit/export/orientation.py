@@ -7,6 +7,7 @@ from pathlib import Path
 
 import torch
 
+from ocrkit.export.quiet import carry_card, quiet_export
 from ocrkit.model_folder import write_spec
 from ocrkit.orientation.model import OrientationClassifier
 
@@ -22,7 +23,7 @@ def export_orientation(model_dir: str | Path, out_dir: str | Path) -> Path:
     out_dir.mkdir(parents=True, exist_ok=True)
     target = out_dir / ONNX_NAME
     dummy = torch.zeros(2, 1, spec.window, spec.window)
-    with torch.no_grad():
+    with torch.no_grad(), quiet_export("orientation"):
         torch.onnx.export(
             classifier.model,
             (dummy,),
@@ -35,4 +36,5 @@ def export_orientation(model_dir: str | Path, out_dir: str | Path) -> Path:
         )
     classifier.model.eval()
     write_spec(out_dir, replace(spec, onnx=ONNX_NAME))
+    carry_card(Path(model_dir), out_dir)
     return target

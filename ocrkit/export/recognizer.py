@@ -9,6 +9,7 @@ from pathlib import Path
 import onnx
 
 from ocrkit.errors import ModelError
+from ocrkit.export.quiet import carry_card, quiet_export
 from ocrkit.model_folder import read_spec, write_spec
 from ocrkit.runtime.recognizer import ENCODER_MASK
 
@@ -30,8 +31,6 @@ def make_encoder_length_dynamic(path: Path) -> None:
 
 def export_recognizer(model_dir: str | Path, out_dir: str | Path) -> Path:
     """Write Optimum's ONNX files + tokenizer + the folder's settings for a recognizer model folder."""
-    import warnings
-
     model_dir, out_dir = Path(model_dir), Path(out_dir)
     try:
         from optimum.exporters.onnx import onnx_export_from_model
@@ -48,9 +47,8 @@ def export_recognizer(model_dir: str | Path, out_dir: str | Path) -> Path:
     from transformers import VisionEncoderDecoderModel
 
     out_dir.mkdir(parents=True, exist_ok=True)
-    model = VisionEncoderDecoderModel.from_pretrained(model_dir).eval()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+    with quiet_export("recognizer"):
+        model = VisionEncoderDecoderModel.from_pretrained(model_dir).eval()
         # without interpolate_pos_encoding the encoder graph bakes in the 384x384 position grid
         onnx_export_from_model(
             model,
@@ -70,4 +68,5 @@ def export_recognizer(model_dir: str | Path, out_dir: str | Path) -> Path:
     write_spec(out_dir, spec)
     if (model_dir / spec.ctc_head).is_file():  # read in numpy by the runtime on the encoder's output
         shutil.copy2(model_dir / spec.ctc_head, out_dir / spec.ctc_head)
+    carry_card(model_dir, out_dir)
     return out_dir
