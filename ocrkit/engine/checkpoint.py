@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from pickle import UnpicklingError
@@ -106,7 +107,9 @@ def load_checkpoint(
         load_model(model, str(path / "model.safetensors"))
         if ema is not None and (path / "ema.safetensors").is_file():
             load_model(ema, str(path / "ema.safetensors"))
-        optim = torch.load(path / "optim.pt", map_location="cpu", weights_only=True)
+        with warnings.catch_warnings():  # torch warns on a foreign pickle before failing: the error says it
+            warnings.simplefilter("ignore", UserWarning)
+            optim = torch.load(path / "optim.pt", map_location="cpu", weights_only=True)
         optimizer.load_state_dict(optim["optimizer"])
         scheduler.load_state_dict(optim["scheduler"])
         raw = json.loads((path / "state.json").read_text(encoding="utf-8"))

@@ -11,6 +11,7 @@ import math
 import random
 import sys
 import time
+import warnings
 from collections.abc import Iterator
 from contextlib import nullcontext
 from pathlib import Path
@@ -272,7 +273,11 @@ class Trainer:
                 if ema is not None:
                     ema.update(acc.unwrap_model(model))
             optimizer.zero_grad(set_to_none=True)
-            scheduler.step()
+            with warnings.catch_warnings():  # a skipped step still moves the schedule, on purpose
+                warnings.filterwarnings(
+                    "ignore", message="Detected call of `lr_scheduler.step", category=UserWarning
+                )
+                scheduler.step()
             state.step += 1
             window_steps += 1
             bar.update(1)
