@@ -22,7 +22,6 @@ import torch
 from accelerate import Accelerator
 from torch.utils.data import DataLoader, RandomSampler
 
-from ocrkit.engine.budget import fit_steps
 from ocrkit.engine.checkpoint import (
     TrainerState,
     load_checkpoint,
@@ -31,13 +30,12 @@ from ocrkit.engine.checkpoint import (
 )
 from ocrkit.engine.curves import plot_curves
 from ocrkit.engine.ema import ModelEma
+from ocrkit.engine.pace import Pace
 from ocrkit.engine.schedule import lr_multiplier
 from ocrkit.engine.settings import TrainSettings
 from ocrkit.engine.task import Task
 from ocrkit.errors import OcrkitError
-from ocrkit.outputs import replace_folder
-
-EVAL_SHARE = 0.2  # a fitted run spends at most this share of its budget on validations
+from ocrkit.outputs import replace_folder, write_atomic
 
 
 def seed_everything(seed: int) -> None:
@@ -126,6 +124,27 @@ def out_of_time(started: float, max_minutes: float, accelerator: Accelerator | N
     return bool(spent)
 
 
+class StepWindow:
+    """The steps since the last logged one, for the logged pace (s/step over that window)."""
+
+    def __init__(self) -> None:
+        self.start, self.steps = time.perf_counter(), 0
+
+    def record(self, step: int, loss: float, lr: float, grad_norm: float, skipped: bool) -> dict:
+        """The metrics line of `step`; the window starts again."""
+        elapsed = time.perf_counter() - self.start
+        record = {
+            "step": step,
+            "loss": loss,
+            "lr": lr,
+            "grad_norm": grad_norm,
+            "skipped": skipped,
+            "s_per_step": elapsed / max(1, self.steps),
+        }
+        self.start, self.steps = time.perf_counter(), 0
+        return record
+
+
 class Trainer:
     """Fit a Task for `settings.steps` optimizer steps, with checkpoints, resume, EMA and evaluation.
 
@@ -147,9 +166,6 @@ class Trainer:
         self.out = Path(settings.out_dir)
         self.prefix = f"{name}: " if name else ""
         self.evals: list[dict] = []  # {"step", "seconds", **metrics} per validation
-        self._next_eval: int | None = None  # a fitted run's next validation step
-        self._deadline: float | None = None  # a fitted run's last moment to start its final validation
-        self._step_cap = settings.steps  # a fitted run takes at most train.steps
         self.summary: dict[str, Any] = {}
         # Without cpu=True Accelerate ignores torchrun's env on a GPU-less machine and runs single-process.
         use_cpu = choose_device(settings.device, torch.cuda.is_available()) == "cpu"
@@ -209,6 +225,76 @@ class Trainer:
         if s.torch_threads:
             torch.set_num_threads(s.torch_threads)
         seed_everything(s.seed)
+        model, optimizer, scheduler, ema, state = self._build()
+        model, optimizer = acc.prepare(model, optimizer)
+        self.model = model  # the prepared (possibly DDP-wrapped) model, for callers after fit()
+        stream = self._micro_batches(self.task.train_dataset(), state.step * s.grad_accum)
+        if acc.is_main_process:
+            self.out.mkdir(parents=True, exist_ok=True)
+            write_atomic(self.out / "config.json", json.dumps(self.config, indent=2, default=str))
+        metrics_path = self.out / "metrics.jsonl"
+
+        from tqdm.auto import tqdm
+
+        # a progress bar redraws with carriage returns: in a log file that is one endless line, so it is
+        # drawn on terminals only; elsewhere each validation is one line
+        bar = tqdm(
+            total=s.steps,
+            initial=state.step,
+            disable=not acc.is_main_process or not sys.stderr.isatty(),
+            dynamic_ncols=True,
+        )
+        first_step = state.step
+        pace = Pace(s, first_step, self.evals, lambda line: acc.print(self.prefix + line))
+        if s.validate_first and state.step == 0:
+            self._evaluate(model, ema, state, metrics_path)
+        window = StepWindow()
+        while state.step < s.steps:
+            micro = []
+            for i in range(s.grad_accum):
+                seed_everything(micro_batch_seed(s.seed, state.step, i, acc.process_index))
+                micro.append(next(stream))
+            loss, grad_norm, skipped = self._step(model, micro, optimizer, scheduler, ema, state.step)
+            state.step += 1
+            window.steps += 1
+            bar.update(1)
+            if pace.stepped(state.step):
+                bar.total = s.steps
+            if acc.is_main_process and (state.step % s.log_every == 0 or skipped):
+                record = window.record(state.step, loss, optimizer.param_groups[0]["lr"], grad_norm, skipped)
+                bar.set_postfix(loss=f"{loss:.4f}", lr=f"{record['lr']:.2e}")
+                self._log(metrics_path, record | self._loss_parts())
+            spent = out_of_time(pace.started, s.max_minutes, acc)
+            if spent:
+                acc.print(
+                    f"{self.prefix}step {state.step}: train.max_minutes={s.max_minutes:g} spent; stopping"
+                )
+            moment = pace.moment(state.step, spent)
+            if moment.evaluate:
+                self._evaluate(model, ema, state, metrics_path)
+                pace.validated(state.step, moment.final)
+            if moment.save:
+                self._save(
+                    ckpt_root=self.out / "checkpoints",
+                    model=model,
+                    optimizer=optimizer,
+                    scheduler=scheduler,
+                    state=state,
+                    ema=ema,
+                )
+            if moment.stop:
+                break
+        bar.close()
+        if acc.is_main_process:
+            shipped = self._shipped(model, ema)
+            replace_folder(self.out / "model", lambda tmp: self.task.save_pretrained(shipped, tmp))
+            self._summarise(state, first_step, time.perf_counter() - pace.started)
+        acc.wait_for_everyone()
+        return state
+
+    def _build(self) -> tuple[torch.nn.Module, Any, Any, ModelEma | None, TrainerState]:
+        """The model, optimizer, schedule and EMA, restored from the latest checkpoint with --resume."""
+        s, acc = self.s, self.accelerator
         model = self.task.build_model()
         model.train()
         groups = self.task.param_groups(model, s.lr, s.weight_decay)
@@ -230,143 +316,59 @@ class Trainer:
                 f"{ckpt_root} holds an earlier run's checkpoints: this run starts at step 0 and its own "
                 "checkpoints replace them as it saves (--resume continues instead)"
             )
-        model, optimizer = acc.prepare(model, optimizer)
-        self.model = model  # the prepared (possibly DDP-wrapped) model, for callers after fit()
-        dataset = self.task.train_dataset()
-        stream = self._micro_batches(dataset, state.step * s.grad_accum)
-        if acc.is_main_process:
-            self.out.mkdir(parents=True, exist_ok=True)
-            (self.out / "config.json").write_text(
-                json.dumps(self.config, indent=2, default=str), encoding="utf-8"
+        return model, optimizer, scheduler, ema, state
+
+    def _step(
+        self,
+        model: torch.nn.Module,
+        micro: list,
+        optimizer: Any,
+        scheduler: Any,
+        ema: ModelEma | None,
+        step: int,
+    ) -> tuple[float, float, bool]:
+        """One optimizer step over the micro-batches: (loss, grad norm, skipped). A step whose gradient
+        is not finite or too large is skipped, and still moves the schedule (resume stays exact)."""
+        s, acc = self.s, self.accelerator
+        loss = accumulate(model, self.task, micro, acc)
+        grad_norm = self._grad_norm(model)
+        skipped = not math.isfinite(grad_norm) or grad_norm > s.skip_grad_norm
+        if skipped:
+            acc.print(f"{self.prefix}step {step}: grad norm {grad_norm:.3g} — step skipped")
+        else:
+            optimizer.step()
+            if ema is not None:
+                ema.update(acc.unwrap_model(model))
+        optimizer.zero_grad(set_to_none=True)
+        with warnings.catch_warnings():  # a skipped step still moves the schedule, on purpose
+            warnings.filterwarnings(
+                "ignore", message="Detected call of `lr_scheduler.step", category=UserWarning
             )
-        metrics_path = self.out / "metrics.jsonl"
+            scheduler.step()
+        return loss, grad_norm, skipped
 
-        from tqdm.auto import tqdm
-
-        # a progress bar redraws with carriage returns: in a log file that is one endless line, so it is
-        # drawn on terminals only; elsewhere each validation is one line
-        bar = tqdm(
-            total=s.steps,
-            initial=state.step,
-            disable=not acc.is_main_process or not sys.stderr.isatty(),
-            dynamic_ncols=True,
-        )
-        started = time.perf_counter()
-        first_step = state.step
-        if s.validate_first and state.step == 0:
-            self._evaluate(model, ema, state, metrics_path)
-        fitting = s.fit_minutes > 0  # until the probe steps are timed and the schedule is fitted
-        probe_start = 0.0
-        window_start, window_steps = time.perf_counter(), 0
-        while state.step < s.steps:
-            micro = []
-            for i in range(s.grad_accum):
-                seed_everything(micro_batch_seed(s.seed, state.step, i, acc.process_index))
-                micro.append(next(stream))
-            loss = accumulate(model, self.task, micro, acc)
-            grad_norm = self._grad_norm(model)
-            skipped = not math.isfinite(grad_norm) or grad_norm > s.skip_grad_norm
-            if skipped:
-                acc.print(f"{self.prefix}step {state.step}: grad norm {grad_norm:.3g} — step skipped")
-            else:
-                optimizer.step()
-                if ema is not None:
-                    ema.update(acc.unwrap_model(model))
-            optimizer.zero_grad(set_to_none=True)
-            with warnings.catch_warnings():  # a skipped step still moves the schedule, on purpose
-                warnings.filterwarnings(
-                    "ignore", message="Detected call of `lr_scheduler.step", category=UserWarning
-                )
-                scheduler.step()
-            state.step += 1
-            window_steps += 1
-            bar.update(1)
-            if fitting and state.step == first_step + 1:
-                probe_start = time.perf_counter()  # the first step pays one-off costs: not timed
-            if fitting and state.step == first_step + 1 + s.fit_probe_steps:
-                self._fit(state.step, started, (time.perf_counter() - probe_start) / s.fit_probe_steps)
-                bar.total = s.steps
-                fitting = False
-            if acc.is_main_process and (state.step % s.log_every == 0 or skipped):
-                elapsed = time.perf_counter() - window_start
-                lr = optimizer.param_groups[0]["lr"]
-                bar.set_postfix(loss=f"{loss:.4f}", lr=f"{lr:.2e}", it_s=f"{window_steps / elapsed:.2f}")
-                self._log(
-                    metrics_path,
-                    {
-                        "step": state.step,
-                        "loss": loss,
-                        "lr": lr,
-                        "grad_norm": grad_norm,
-                        "skipped": skipped,
-                        "s_per_step": elapsed / window_steps,
-                        **self._loss_parts(),
-                    },
-                )
-                window_start, window_steps = time.perf_counter(), 0
-            stopping = out_of_time(started, s.max_minutes, acc)
-            if stopping:
-                acc.print(
-                    f"{self.prefix}step {state.step}: train.max_minutes={s.max_minutes:g} spent; "
-                    "stopping (--resume)"
-                )
-            # a fitted run that fell behind its pace ends early rather than overrun the budget
-            late = self._deadline is not None and time.perf_counter() > self._deadline
-            final = state.step == s.steps or stopping or late
-            if self._next_eval is not None:
-                due = state.step >= self._next_eval
-            else:
-                due = not fitting and bool(s.eval_every) and state.step % s.eval_every == 0
-            if (s.eval_every or self._next_eval is not None) and (due or final):
-                self._evaluate(model, ema, state, metrics_path)
-                if self._next_eval is not None and not final:  # re-fit on the pace seen so far
-                    timed = time.perf_counter() - probe_start - self._eval_seconds()
-                    self._fit(state.step, started, timed / max(1, state.step - first_step - 1), quiet=True)
-            if self._next_eval is None and not fitting:
-                due = bool(s.save_every) and state.step % s.save_every == 0
-            if final or due:
-                acc.wait_for_everyone()
-                if acc.is_main_process:
-                    save_checkpoint(
-                        ckpt_root,
-                        acc.unwrap_model(model),
-                        optimizer,
-                        scheduler,
-                        state,
-                        ema.module if ema else None,
-                        ema.updates if ema else 0,
-                    )
-                acc.wait_for_everyone()
-            if stopping or late:
-                break
-        bar.close()
-        if acc.is_main_process:
-            shipped = self._shipped(model, ema)
-            replace_folder(self.out / "model", lambda tmp: self.task.save_pretrained(shipped, tmp))
-            self._summarise(state, first_step, time.perf_counter() - started)
+    def _save(
+        self,
+        ckpt_root: Path,
+        model: torch.nn.Module,
+        optimizer: Any,
+        scheduler: Any,
+        state: TrainerState,
+        ema: ModelEma | None,
+    ) -> None:
+        acc = self.accelerator
         acc.wait_for_everyone()
-        return state
-
-    def _eval_seconds(self) -> float:
-        """Validation time spent after the first step (the step-0 one happens before the timing starts)."""
-        return sum(e["seconds"] for e in self.evals if e["step"] > 0)
-
-    def _fit(self, done: int, started: float, s_per_step: float, quiet: bool = False) -> None:
-        """Set train.steps and the validation/checkpoint interval to fill train.fit_minutes."""
-        s = self.s
-        per_eval = max((e["seconds"] for e in self.evals[-2:]), default=0.0)
-        left = s.fit_minutes * 60 - (time.perf_counter() - started)
-        evals_left = max(1, s.fit_evals - sum(1 for e in self.evals if e["step"] > 0))
-        if per_eval > 0:  # validations take at most EVAL_SHARE of what is left: a short budget trains
-            evals_left = max(1, min(evals_left, int(EVAL_SHARE * left / per_eval)))
-        s.steps = fit_steps(done, left, s_per_step, per_eval, evals_left, self._step_cap)
-        self._next_eval = min(s.steps, done + math.ceil((s.steps - done) / evals_left))
-        self._deadline = started + s.fit_minutes * 60 - per_eval
-        if not quiet:
-            self.accelerator.print(
-                f"{self.prefix}{s_per_step:.2f} s/step: {s.steps} steps fill the {s.fit_minutes:.1f} min "
-                f"budget with {evals_left} validations of ~{per_eval:.0f} s; cosine to step {s.steps}"
+        if acc.is_main_process:
+            save_checkpoint(
+                ckpt_root,
+                acc.unwrap_model(model),
+                optimizer,
+                scheduler,
+                state,
+                ema.module if ema else None,
+                ema.updates if ema else 0,
             )
+        acc.wait_for_everyone()
 
     def _summarise(self, state: TrainerState, first_step: int, seconds: float) -> None:
         """summary.json and one console line: steps, time, pace, first/last/best validation."""
@@ -382,7 +384,7 @@ class Trainer:
             "first_eval": self.evals[0] if self.evals else None,
             "last_eval": self.evals[-1] if self.evals else None,
         }
-        (self.out / "summary.json").write_text(json.dumps(self.summary, indent=2), encoding="utf-8")
+        write_atomic(self.out / "summary.json", json.dumps(self.summary, indent=2))
         line = f"{self.prefix}done: {state.step} steps in {seconds / 60:.1f} min"
         if state.best_value is not None:
             line += f", best {self.s.best_metric}={state.best_value:.4f} at step {state.best_step}"
