@@ -153,6 +153,18 @@ def create_app(
     # added last, so it is the outermost layer: bodies are counted before anything else reads them
     app.add_middleware(BodyLimit, max_bytes=limits.max_upload_bytes + BODY_SLACK, too_large=too_large)
 
+    _add_error_handlers(app)
+    _add_info_routes(app, pool, models, limits)
+    _add_page_routes(app, ocr, pool, limits)
+    _add_convert_route(app, pool)
+    if ui:
+        add_ui(app)
+    return app
+
+
+def _add_error_handlers(app: FastAPI) -> None:
+    """Every refusal and failure as the JSON error body (ErrorAnswer)."""
+
     @app.exception_handler(HTTPException)
     async def http_error(_: Request, exc: HTTPException) -> JSONResponse:
         code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
@@ -166,6 +178,10 @@ def create_app(
     async def internal_error(request: Request, exc: Exception) -> JSONResponse:
         return _internal(request, exc)
 
+
+def _add_info_routes(app: FastAPI, pool: RequestPool, models: dict, limits: Limits) -> None:
+    """What the service is: alive, and which models with which limits."""
+
     @app.get("/healthz", summary="Liveness: the models are loaded and requests are accepted")
     async def healthz() -> Health:
         return Health(status="ok", models_loaded=True, in_flight=pool.admitted, capacity=pool.capacity)
@@ -173,6 +189,10 @@ def create_app(
     @app.get("/v1/models", summary="The loaded models, their versions and settings, and the limits")
     async def list_models() -> ModelsAnswer:
         return ModelsAnswer.model_validate(models | {"limits": asdict(limits)})
+
+
+def _add_page_routes(app: FastAPI, ocr: PageReader, pool: RequestPool, limits: Limits) -> None:
+    """Reading an upload, and the page as a picture to draw its boxes over; both in the bounded pool."""
 
     @app.post(
         "/v1/ocr",
@@ -243,6 +263,10 @@ def create_app(
         sizes = {"X-Page-Width": shown.width, "X-Page-Height": shown.height, "X-Page-Count": shown.pages}
         return Response(shown.jpeg, media_type="image/jpeg", headers={k: str(v) for k, v in sizes.items()})
 
+
+def _add_convert_route(app: FastAPI, pool: RequestPool) -> None:
+    """Pages already read, written again in another format."""
+
     @app.post(
         "/v1/convert",
         summary="Write pages that /v1/ocr returned as JSON in another format, without reading them again",
@@ -275,10 +299,6 @@ def create_app(
             return invalid(exc.errors(include_url=False, include_input=False), ("body",))
         except Exception as exc:  # noqa: BLE001 - as for /v1/ocr: a logged 500, the server keeps serving
             return _internal(request, exc)
-
-    if ui:
-        add_ui(app)
-    return app
 
 
 def _internal(request: Request, exc: Exception) -> JSONResponse:
