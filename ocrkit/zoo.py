@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ocrkit.errors import ModelError
+from ocrkit.export.quiet import CARD_NAME, carry_card
 from ocrkit.extras import require
 from ocrkit.model_folder import Kind, has_spec, read_spec, spec_path
 
@@ -211,6 +212,8 @@ def cached_onnx_export(model_dir: Path, kind: Kind) -> Path:
     """
     target = export_target(model_dir, kind)
     if has_spec(target):
+        if not (target / CARD_NAME).is_file():  # made before exports carried their card
+            carry_card(model_dir, target)
         return target
     for module in EXPORT_MODULES:
         require(module, "export", f"exporting the shipped {kind} to ONNX")

@@ -17,7 +17,9 @@ from ocrkit.commands.common import (
     set_torch_threads,
 )
 from ocrkit.commands.options import add_model_options
+from ocrkit.commands.progress import loading_line, say
 from ocrkit.line_crops import crop_lines
+from ocrkit.model_info import release_name
 from ocrkit.outputs import prepare_out_dir, write_atomic
 from ocrkit.pipeline import detect_page
 
@@ -42,6 +44,7 @@ def run(args: argparse.Namespace) -> int:
     set_torch_threads(args.threads)
     folder = zoo.resolve(args.det_model, "detector")
     zoo.refuse_onnx_export(folder, "ocrkit detect runs torch folders; give the one it was exported from")
+    say(loading_line([release_name(folder)], "torch", chosen=False))
     detector = load_detector(folder, device=args.device)
     manifest: list[str] = []
     for source, image in iter_loaded_pages(inputs, failures):

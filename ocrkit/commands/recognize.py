@@ -10,9 +10,11 @@ from pathlib import Path
 from ocrkit import zoo
 from ocrkit.commands.common import Failures, set_torch_threads
 from ocrkit.commands.options import add_model_options
+from ocrkit.commands.progress import loading_line, say
 from ocrkit.errors import InputError
 from ocrkit.inputs import collect_inputs
 from ocrkit.io import PageSource, load_page
+from ocrkit.model_info import release_name
 from ocrkit.outputs import prepare_out_file, printable, write_atomic
 
 
@@ -80,6 +82,7 @@ def run(args: argparse.Namespace) -> int:
     set_torch_threads(args.threads)
     folder = zoo.resolve(args.rec_model, "recognizer")
     zoo.refuse_onnx_export(folder, "ocrkit recognize runs torch folders; give the one it was exported from")
+    say(loading_line([release_name(folder)], "torch", chosen=False))
     recognizer = load_recognizer(
         folder,
         device=args.device,

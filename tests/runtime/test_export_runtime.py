@@ -279,9 +279,12 @@ def test_onnx_backend_exports_the_default_models_once(
     assert [p.name.split("-")[0] for p in exports] == ["detector", "orientation", "recognizer"]
     assert (exports[0] / "detector.onnx").is_file() and (exports[2] / "encoder_model.onnx").is_file()
     assert (exports[1] / "orientation.onnx").is_file()
-    stamps = [p.stat().st_mtime_ns for p in exports]
+    assert (exports[1] / "MODEL_CARD.md").is_file()  # the shipped classifier's card travels with it
+    (exports[1] / "MODEL_CARD.md").unlink()  # as in an export made before exports carried their card
+    stamps = [p.stat().st_mtime_ns for p in sorted((tmp_path / "onnx").rglob("*.onnx"))]
     second = OCR(backend="onnx", threads=1).read(page)
-    assert [p.stat().st_mtime_ns for p in sorted((tmp_path / "onnx").iterdir())] == stamps  # reused
+    assert [p.stat().st_mtime_ns for p in sorted((tmp_path / "onnx").rglob("*.onnx"))] == stamps  # reused
+    assert (exports[1] / "MODEL_CARD.md").is_file()  # and given its card
     torch_page = OCR(threads=1).read(page)
     assert len(first.lines) == len(second.lines) == len(torch_page.lines) > 0
     assert [line.text for line in first.lines] == [line.text for line in torch_page.lines]
