@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import math
 import sys
 import time
 from pathlib import Path
@@ -85,10 +86,14 @@ def run_ray(args: argparse.Namespace, formats: list[str]) -> int:
     if todo:
         we_started = not ray.is_initialized()
         if we_started:
-            ray.init(address=args.ray_address, include_dashboard=False, logging_level=logging.WARNING)
+            # Ray's own notices (token set-up, disabled progress bars) are not the user's business: ocrkit
+            # reports every failed page and ends with its summary line; Ray's errors still show
+            ray.init(address=args.ray_address, include_dashboard=False, logging_level=logging.ERROR)
+            logging.getLogger("ray.data").setLevel(logging.ERROR)
         try:
             threads = args.threads or 1
             actors = args.ray_actors or max(1, int(ray.cluster_resources().get("CPU", 1)) // threads)
+            actors = min(actors, blocks_of(len(todo), args.pages_per_batch))  # an actor per batch at most
             for row in _dataset(ray, todo, args, formats, threads, actors).iter_rows():
                 source = source_of(row)
                 if row["problem"]:
@@ -110,6 +115,11 @@ def run_ray(args: argparse.Namespace, formats: list[str]) -> int:
         file=sys.stderr,
     )
     return failures.exit_code(total)
+
+
+def blocks_of(pages: int, pages_per_batch: int) -> int:
+    """The dataset's blocks: one per batch of pages."""
+    return max(1, math.ceil(pages / pages_per_batch))
 
 
 def source_of(row: dict) -> PageSource:
@@ -163,11 +173,14 @@ def _dataset(ray, todo: list[dict], args: argparse.Namespace, formats: list[str]
         "rec_model": absolute(args.rec_model, "recognizer"),
         "threads": threads,
     }
-    blocks = max(1, len(todo) // args.pages_per_batch)
+    blocks = blocks_of(len(todo), args.pages_per_batch)
+    context = ray.data.DataContext.get_current()  # ocrkit says what was read in its own summary line
+    context.enable_progress_bars = sys.stderr.isatty()
+    context.print_on_execution_start = False
     return ray.data.from_items(todo, override_num_blocks=blocks).map_batches(
         PageReader,
         batch_size=args.pages_per_batch,
-        concurrency=actors,
+        compute=ray.data.ActorPoolStrategy(size=actors),
         num_cpus=threads,
         fn_constructor_kwargs={"ocr_options": options, "formats": formats},
     )
