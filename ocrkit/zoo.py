@@ -199,6 +199,18 @@ def weights_digest(model_dir: Path) -> str:
 EXPORT_LAYOUTS: dict[str, int] = {"detector": 1, "recognizer": 2, "orientation": 1}
 
 
+def require_exporter(kind: Kind) -> None:
+    """One line naming the export extra when the shipped `kind` must be exported and cannot be here."""
+    for module in EXPORT_MODULES:
+        require(module, "export", f"exporting the shipped {kind} to ONNX")
+
+
+def check_onnx_ready(folder: Path, kind: Kind) -> None:
+    """Before anything loads: a shipped model the ONNX backend would have to export needs the extra."""
+    if is_shipped(folder) and not onnx_ready(folder, kind):
+        require_exporter(kind)
+
+
 def export_target(model_dir: Path, kind: Kind) -> Path:
     """Where the cached export of `model_dir` lives: keyed by its weights and the export layout."""
     return cache_root() / "onnx" / f"{kind}-{weights_digest(model_dir)}-layout{EXPORT_LAYOUTS[kind]}"
@@ -215,8 +227,7 @@ def cached_onnx_export(model_dir: Path, kind: Kind) -> Path:
         if not (target / CARD_NAME).is_file():  # made before exports carried their card
             carry_card(model_dir, target)
         return target
-    for module in EXPORT_MODULES:
-        require(module, "export", f"exporting the shipped {kind} to ONNX")
+    require_exporter(kind)
     from ocrkit.export.detector import export_detector
     from ocrkit.export.orientation import export_orientation
     from ocrkit.export.recognizer import export_recognizer

@@ -11,9 +11,11 @@ from pathlib import Path
 
 import numpy as np
 
+from ocrkit import zoo
 from ocrkit.commands.options import model_folders, ocr_options
 from ocrkit.commands.progress import loading_line, say
 from ocrkit.errors import InputError, report_error
+from ocrkit.extras import require
 from ocrkit.inputs import Inputs, collect_inputs
 from ocrkit.io import PageSource, load_page
 from ocrkit.model_info import release_name
@@ -24,7 +26,14 @@ def load_ocr(args: argparse.Namespace) -> OCR:
     """The pipeline the model options of `args` ask for, after one line saying what loads on which
     backend (loading takes seconds; the line comes before them)."""
     options = ocr_options(args)
-    releases = [release_name(folder) for folder in model_folders(args).values()]
+    folders = model_folders(args)
+    # a missing extra is one line before anything is said to load
+    if options["backend"] == "torch":
+        require("torch", "torch", f"ocrkit {args.command}")
+    else:
+        for kind, folder in folders.items():
+            zoo.check_onnx_ready(folder, kind)
+    releases = [release_name(folder) for folder in folders.values()]
     say(loading_line(releases, options["backend"], chosen=args.backend == "auto"))
     return OCR(**options)
 

@@ -228,13 +228,13 @@ def test_cli_names_the_extra_a_torch_free_install_lacks(tmp_path):
     from PIL import Image
 
     Image.new("RGB", (60, 40), "white").save(page)
-    torch_backend = run_cli_without_torch("infer", str(page))
+    cache = {**os.environ, "OCRKIT_CACHE": str(tmp_path / "cache")}  # no export of the shipped models yet
+    torch_backend = run_cli_without_torch("infer", str(page), env=cache)  # auto: nothing to export with
     assert torch_backend.returncode == 2
     assert torch_backend.stderr == (
         "ocrkit: error: ocrkit infer needs the 'torch' extra (torch is not installed): "
         "pip install 'ocrkit[torch]'\n"
     )
-    cache = {**os.environ, "OCRKIT_CACHE": str(tmp_path / "cache")}  # no export of the shipped models yet
     shipped_onnx = run_cli_without_torch("infer", "--backend", "onnx", str(page), env=cache)
     assert shipped_onnx.returncode == 2
     assert shipped_onnx.stderr.splitlines() == [
