@@ -262,7 +262,7 @@ def test_sample_page_matches_ocrkit_infer(tmp_path, capsys):
     """The shipped models, through the same app `ocrkit serve` builds, give infer's JSON and text."""
     from ocrkit.commands.serve import build_app
 
-    assert main(["infer", str(SAMPLE), "--out", str(tmp_path), "--format", "json"]) == 0
+    assert main(["infer", str(SAMPLE), "--out", str(tmp_path), "--format", "json", "--backend", "torch"]) == 0
     expected = json.loads((tmp_path / f"{SAMPLE.name}.json").read_text())
     with ThreadedServer(build_app(build_parser().parse_args(["serve", "--backend", "torch"]))) as url:
         (page,) = post(url, SAMPLE.read_bytes(), "image/jpeg", SAMPLE.name).json()["pages"]
