@@ -38,6 +38,7 @@ def model_scores(runs: dict) -> dict:
             "synthetic_items": run.get("synthetic"),
             "decoding": run.get("decoding"),
             "min_confidence": run.get("min_confidence"),
+            "score_threshold": run.get("score_threshold"),
             "before": _clean(evals[0]) if evals else None,
             "after": _clean(kept_eval(run)) if evals else None,
         }
@@ -57,7 +58,11 @@ def write_report(out: Path, facts: dict, data: UserData) -> dict:
         if report.get(side) is not None and rec and rec[side]:
             chosen = rec["decoding"] if side == "after" and rec.get("decoding") else None
             report[side]["box_cer"] = rec[side].get(f"cer_{chosen}", rec[side].get("cer"))
-    plot_curves({kind: Path(run["dir"]).parent / "metrics.jsonl" for kind, run in runs.items()}, out / CURVES)
+    plot_curves(
+        {kind: Path(run["dir"]).parent / "metrics.jsonl" for kind, run in runs.items()},
+        out / CURVES,
+        {kind: run["summary"].get("best_step") for kind, run in runs.items()},
+    )
     write_atomic(out / "report.json", json.dumps(report, indent=2, default=str))
     write_atomic(out / "REPORT.md", markdown(report, data.card))
     return report
@@ -95,16 +100,23 @@ def markdown(report: dict, card: str) -> str:
         lines += [
             f"## The pair on {before['pages']} validation pages",
             "",
-            "| | line F1 | precision | recall | page CER | BoW F1 | CER on annotated boxes | s/page |",
+            "| | line F1 | precision | recall | page CER | BoW F1 | CER on annotated boxes "
+            "| s/page in turns |",
             "|---|---|---|---|---|---|---|---|",
         ]
-        for name, row in (("before (start models)", before), ("after (fine-tuned)", after)):
+        timing = report.get("timed_side_by_side") or {}
+        for side, name, row in (
+            ("before", "before (start models)", before),
+            ("after", "after (fine-tuned)", after),
+        ):
             if row is not None:
                 lines.append(
                     f"| {name} | {_f(row['f1'])} | {_f(row['precision'])} | {_f(row['recall'])} | "
                     f"{_f(row['cer'])} | {_f(row['bow_f1'])} | {_f(row.get('box_cer'))} | "
-                    f"{_f(row['s_per_page'], 2)} |"
+                    f"{_f(timing.get(side), 2)} |"
                 )
+        for caveat in _caveats(report, timing):
+            lines += ["", caveat]
         lines.append("")
     lines += ["## Each model on its own validation", ""]
     lines += [
@@ -133,6 +145,20 @@ def markdown(report: dict, card: str) -> str:
             f"Pages drop the lines it reads less sure than {cut} (`min_confidence`), the cut with the lowest "
             "page CER on the validation pages above (0 keeps every line).",
         ]
+    threshold = report["models"].get("detector", {}).get("score_threshold")
+    if threshold is not None:
+        lines += [
+            "",
+            f"The fine-tuned detector keeps boxes it scores {threshold} or more (`score_threshold`), chosen "
+            "with the cut above, on the same pages.",
+        ]
+    memory = report.get("peak_memory_gb") or {}
+    if memory:
+        lines += [
+            "",
+            f"Peak memory: {memory['main']:.1f} GB in the command, {memory['largest_worker']:.1f} GB in its "
+            "largest training process.",
+        ]
     lines += [
         "",
         f"Training plan: {'side by side' if plan['side_by_side'] else 'one after the other'}, "
@@ -158,8 +184,25 @@ def markdown(report: dict, card: str) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
-def plot_curves(metrics: dict[str, Path], out_png: Path) -> None:
-    """Per model: training loss and validation metric over steps, one row of panels."""
+def _caveats(report: dict, timing: dict) -> list[str]:
+    """What the pair table cannot show: which pages chose what, and how the speed was taken."""
+    said = [
+        "These validation pages also chose each model's kept step and the thresholds below, so the "
+        "after-row is measured on the pages it was tuned on and flatters it; score pages no run has seen "
+        "(`python tools/evaluate.py pages --gt …`) before trusting the gain."
+    ]
+    if timing:
+        said.append(
+            f"Speed: the two pairs read the same {timing['pages']} page(s) in turns, "
+            f"{timing['rounds']} rounds, in one sitting (median s/page); timings taken apart on a "
+            "shared machine do not compare."
+        )
+    return said
+
+
+def plot_curves(metrics: dict[str, Path], out_png: Path, kept: dict[str, int | None] | None = None) -> None:
+    """Per model: training loss and validation metric over steps, one row of panels, the kept step
+    marked by a dashed line."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -179,4 +222,8 @@ def plot_curves(metrics: dict[str, Path], out_png: Path) -> None:
         row[1].set_title(f"{kind}: validation {'line F1' if key == 'f1' else 'CER'}")
         for ax in row:
             ax.set_xlabel("step")
+            if (kept or {}).get(kind) is not None:
+                ax.axvline(kept[kind], color="grey", ls="--", lw=0.8, label=f"kept: step {kept[kind]}")
+        if (kept or {}).get(kind) is not None:
+            row[1].legend(loc="best", fontsize=8)
     save_figure(fig, out_png)

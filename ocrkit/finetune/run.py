@@ -26,12 +26,15 @@ from ocrkit import zoo
 from ocrkit.config import ConfigError
 from ocrkit.errors import OcrkitError
 from ocrkit.finetune.data import Provenance, UserData, import_user_data
+from ocrkit.finetune.log import StampedLines, stamped_output
 from ocrkit.finetune.recipe import Mixing, Model, detector_config, load_recipe, recognizer_config
 from ocrkit.model_folder import check_folder
 
 EVAL_SHARE = 0.1  # of the budget, for the start pair's page scores (the same again at the end)
 EXPORT_SECONDS = 40.0  # fp16 copies + ONNX export of both models (~25 s measured on 2 cores)
 SAFETY = 0.03  # of the budget, kept free for what the estimates miss
+LOG = "train.log"
+TIMED_PAGES, TIMED_ROUNDS = 3, 2  # the speed row: pages the two pairs read in turns, and how often
 MIN_TRAIN_SECONDS = 10.0  # less left for training is refused: no step would count
 MAX_MINUTES = 7 * 24 * 60  # a longer budget is a typo (and a deadline past what a clock can show)
 # READING: pages are scored with half the threads. With one other busy process on a 2-core machine, a page
@@ -70,6 +73,7 @@ class Job:
     deadline: float  # time.time() by which the run, its last validation included, is over
     synth: int  # synthetic items to render first
     synth_dir: Path
+    log: Path
     seed: int = 0
 
 
@@ -78,11 +82,10 @@ def say(message: str) -> None:
 
 
 def train(req: TrainRequest) -> dict:
-    """Run everything `ocrkit train` does; returns the report (also written to OUT/report.json)."""
-    from ocrkit.data.ground_truth.reserve import describe_reserved, guarded_importer
-
+    """Run everything `ocrkit train` does; returns the report (also written to OUT/report.json). What
+    it prints is stamped with the time and kept in OUT/train.log. Everything that can be checked before
+    the import is, before anything is written, so a corrected command can use the same --out."""
     started = req.started or time.time()
-    deadline = started + req.minutes * 60
     check_out_dir(req.out)
     starts = {
         "detector": zoo.resolve(req.det_model, "detector"),
@@ -92,6 +95,14 @@ def train(req: TrainRequest) -> dict:
         check_folder(folder, kind)
     recipes = {kind: load_recipe(kind, req.overrides.get(kind)) for kind in KINDS}
     check_before_import(req, recipes, starts)
+    with stamped_output(req.out / LOG):
+        return _train(req, starts, recipes, started)
+
+
+def _train(req: TrainRequest, starts: dict[str, Path], recipes: dict, started: float) -> dict:
+    from ocrkit.data.ground_truth.reserve import describe_reserved, guarded_importer
+
+    deadline = started + req.minutes * 60
     work = req.out / "work"
     importer = guarded_importer(req.out / "data", req.reserved)
     data = import_user_data(
@@ -130,6 +141,8 @@ def train(req: TrainRequest) -> dict:
         say("no validation pages (only line images): the pair is not scored, only the recognizer")
 
     end_of_training = deadline - eval_seconds - EXPORT_SECONDS - SAFETY * req.minutes * 60
+    if before is not None:  # the side-by-side timing at the end
+        end_of_training -= 2 * TIMED_ROUNDS * min(TIMED_PAGES, before["pages"]) * before["s_per_page"]
     parallel = req.parallel if req.parallel is not None else (len(kinds) > 1 and threads >= 2)
     jobs = plan_jobs(kinds, recipes, starts, data, work, req, threads, parallel, end_of_training)
     until = time.strftime("%H:%M:%S", time.localtime(jobs[-1].deadline))
@@ -143,20 +156,10 @@ def train(req: TrainRequest) -> dict:
         finals[kind] = ship_best(kind, run, req.out / kind)
         outputs[kind] = str(finals[kind])
 
-    after = None
+    after, timing = None, None
     if report_pages is not None:
-        from ocrkit.finetune.scoring import score_pair, score_pair_choosing_cut
-
-        if "recognizer" in runs:  # before the export, which copies the folder's settings
-            cut, after = score_pair_choosing_cut(
-                finals["detector"], finals["recognizer"], report_pages, reading
-            )
-            set_min_confidence(finals["recognizer"], cut)
-            runs["recognizer"]["min_confidence"] = cut
-            say(f"recognizer: pages drop lines read less sure than {cut} (lowest page CER on these pages)")
-        else:
-            after = score_pair(finals["detector"], finals["recognizer"], report_pages, reading)
-        say(f"fine-tuned pair on the same {after['pages']} pages: " + _pair_line(after))
+        after = fit_cuts(finals, runs, report_pages, reading)
+        timing = time_pairs(starts, finals, report_pages, reading, before)
     if req.export:
         outputs.update(export_models({k: finals[k] for k in runs}, req.out / "onnx"))
 
@@ -175,11 +178,72 @@ def train(req: TrainRequest) -> dict:
             "start_models": {k: str(v) for k, v in starts.items()},
             "before": before,
             "after": after,
+            "timed_side_by_side": timing,
+            "peak_memory_gb": peak_memory_gb(),
             "runs": runs,
             "outputs": outputs,
         },
         data,
     )
+
+
+def fit_cuts(finals: dict[str, Path], runs: dict[str, dict], pages: Path, threads: int) -> dict:
+    """Choose the fine-tuned models' thresholds on the validation pages and write them into their
+    folders (before the export, which builds the detector's threshold into its graph): the detector's
+    score cut when it was trained, the recognizer's `min_confidence` when it was. Returns the pair's
+    scores at the chosen cuts."""
+    from ocrkit.finetune.scoring import CONFIDENCE_CUTS, DETECTOR_CUTS, score_pair_choosing_cuts
+    from ocrkit.model_folder import read_spec
+
+    det_cuts: tuple[float | None, ...] = (None,)
+    if "detector" in runs:
+        own = read_spec(finals["detector"], "detector").post.score_threshold
+        det_cuts = tuple(sorted({*DETECTOR_CUTS, own}))
+        set_setting(finals["detector"], "detector", "score_threshold", det_cuts[0])
+    own_cut = read_spec(finals["recognizer"], "recognizer").min_confidence or 0.0
+    confidence_cuts = CONFIDENCE_CUTS if "recognizer" in runs else (own_cut,)
+    cuts, after = score_pair_choosing_cuts(
+        finals["detector"], finals["recognizer"], pages, threads, det_cuts, confidence_cuts
+    )
+    if cuts.det_score is not None:
+        set_setting(finals["detector"], "detector", "score_threshold", cuts.det_score)
+        runs["detector"]["score_threshold"] = cuts.det_score
+        say(f"detector: keeps boxes scored {cuts.det_score} or more (lowest page CER on these pages)")
+    if "recognizer" in runs:
+        set_setting(finals["recognizer"], "recognizer", "min_confidence", cuts.min_confidence or None)
+        runs["recognizer"]["min_confidence"] = cuts.min_confidence
+        say(f"recognizer: pages drop lines read less sure than {cuts.min_confidence} (the same pages)")
+    say(f"fine-tuned pair on the same {after['pages']} pages: " + _pair_line(after))
+    return after
+
+
+def time_pairs(
+    starts: dict[str, Path], finals: dict[str, Path], pages: Path, threads: int, before: dict
+) -> dict[str, float]:
+    """Seconds per page of the start pair and the fine-tuned pair, reading the same pages in turns."""
+    from ocrkit.finetune.scoring import time_side_by_side
+
+    count = min(TIMED_PAGES, before["pages"])
+    pairs = {
+        "before": (starts["detector"], starts["recognizer"]),
+        "after": (finals["detector"], finals["recognizer"]),
+    }
+    timing = time_side_by_side(pairs, pages, threads, count, TIMED_ROUNDS)
+    say(
+        f"speed, the two pairs in turns on {count} page(s): {timing['before']:.2f} s/page before, "
+        f"{timing['after']:.2f} s/page after"
+    )
+    return {**{k: round(v, 3) for k, v in timing.items()}, "pages": count, "rounds": TIMED_ROUNDS}
+
+
+def peak_memory_gb() -> dict[str, float]:
+    """Peak resident memory of this process and of the largest finished worker process, in GB."""
+    import resource
+
+    def gb(who: int) -> float:
+        return round(resource.getrusage(who).ru_maxrss / 1024**2, 2)  # Linux reports KiB
+
+    return {"main": gb(resource.RUSAGE_SELF), "largest_worker": gb(resource.RUSAGE_CHILDREN)}
 
 
 def check_out_dir(out: Path) -> None:
@@ -241,7 +305,7 @@ def plan_jobs(
         config = build_config(kind, recipe, starts[kind], (str(own[0]), str(own[1])), synth, mixing, work)
         config.train.torch_threads = per_model
         deadline = end if side else start_at + (end - start_at) * share
-        jobs.append(Job(kind, config, per_model, deadline, count, synth_dir))
+        jobs.append(Job(kind, config, per_model, deadline, count, synth_dir, req.out / LOG))
         if not side:
             start_at = deadline
     return jobs
@@ -315,6 +379,13 @@ def _interrupt(signum: int, frame: object) -> None:
 
 def fit_job(job: Job) -> dict:
     """Render the job's synthetic data, then train until its deadline (in a worker process or here)."""
+    if not isinstance(sys.stdout, StampedLines):  # a worker process: stamp and log as the run does
+        with stamped_output(job.log):
+            return _fit(job)
+    return _fit(job)
+
+
+def _fit(job: Job) -> dict:
     import torch
 
     from ocrkit.config import to_dict
@@ -353,12 +424,12 @@ def render_synthetic(job: Job) -> None:
     say(f"{job.kind}: {job.synth} synthetic {what} rendered in {time.time() - t:.0f} s")
 
 
-def set_min_confidence(folder: Path, cut: float) -> None:
-    """Write the chosen cut into a recognizer folder's settings (0: none, every line kept)."""
+def set_setting(folder: Path, kind: Model, key: str, value: object) -> None:
+    """Write one reading setting into a model folder's ocrkit.json."""
     from ocrkit.model_folder import read_spec, with_settings, write_spec
 
-    spec = read_spec(folder, "recognizer")
-    write_spec(folder, with_settings(spec, {"min_confidence": cut or None}, folder))
+    spec = read_spec(folder, kind)
+    write_spec(folder, with_settings(spec, {key: value}, folder))
 
 
 def ship_best(kind: Model, run: dict, dst: Path) -> Path:

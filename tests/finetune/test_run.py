@@ -4,6 +4,7 @@ copies refused; and the pieces it is made of (split, recipes, output folder, opt
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import cv2
@@ -17,7 +18,7 @@ from ocrkit.errors import OcrkitError
 from ocrkit.finetune.data import Provenance, import_user_data, split_files
 from ocrkit.finetune.recipe import detector_config, load_recipe, recognizer_config
 from ocrkit.finetune.run import check_out_dir
-from ocrkit.finetune.scoring import CONFIDENCE_CUTS
+from ocrkit.finetune.scoring import CONFIDENCE_CUTS, DETECTOR_CUTS
 from ocrkit.model_folder import read_spec
 
 
@@ -127,11 +128,30 @@ def test_train_end_to_end_in_one_minute(tmp_path, capfd):
         model = report["models"][kind]
         assert model["before"]["step"] == 0 and metric in model["after"] and model["steps"] >= 2
     cut = report["models"]["recognizer"]["min_confidence"]
-    assert cut in CONFIDENCE_CUTS
+    threshold = report["models"]["detector"]["score_threshold"]
+    own_threshold = read_spec(det, "detector").post.score_threshold  # a candidate beside DETECTOR_CUTS
+    assert cut in CONFIDENCE_CUTS and threshold in {*DETECTOR_CUTS, own_threshold}
     for folder in (out / "recognizer", out / "onnx" / "recognizer"):  # chosen before the export
         assert read_spec(folder, "recognizer").min_confidence == (cut or None)
+    for folder in (out / "detector", out / "onnx" / "detector"):
+        assert read_spec(folder, "detector").post.score_threshold == threshold
+    # every other setting of the start folders is kept: only the fitted ones may differ
+    fitted = {"detector": {"score_threshold"}, "recognizer": {"min_confidence", "decoding"}}
+    for kind, start in (("detector", det), ("recognizer", rec)):
+        before_spec, after_spec = (json.loads((f / "ocrkit.json").read_text()) for f in (start, out / kind))
+        changed = {
+            k for k in before_spec.keys() | after_spec.keys() if before_spec.get(k) != after_spec.get(k)
+        }
+        assert changed <= fitted[kind], (kind, changed)
+    timing = report["timed_side_by_side"]
+    assert timing["before"] > 0 and timing["after"] > 0 and timing["pages"] >= 1
+    assert report["peak_memory_gb"]["main"] > 0.1
+    log = (out / "train.log").read_text()
+    assert re.search(r"^\d\d:\d\d:\d\d detector: keeps boxes scored", log, re.M)
+    assert re.search(r"^\d\d:\d\d:\d\d recognizer: step 0:", log, re.M)  # a worker's lines too
     md = (out / "REPORT.md").read_text()
     assert "| before (start models) |" in md and "| after (fine-tuned) |" in md and "| gt | gt |" in md
+    assert "flatters it" in md and "in turns" in md
     assert (out / "learning_curves.png").read_bytes()[:4] == b"\x89PNG"
     assert (out / "data" / "DATA_CARD.md").is_file()
 
