@@ -152,6 +152,10 @@ def markdown(report: dict, card: str) -> str:
             f"The fine-tuned detector keeps boxes it scores {threshold} or more (`score_threshold`), chosen "
             "with the cut above, on the same pages.",
         ]
+    phases = report.get("phases_seconds") or {}
+    if phases:
+        spent = ", ".join(f"{phase} {seconds:.0f} s" for phase, seconds in phases.items())
+        lines += ["", f"Where the budget went: {spent}."]
     memory = report.get("peak_memory_gb") or {}
     if memory:
         lines += [

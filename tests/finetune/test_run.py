@@ -17,7 +17,7 @@ from ocrkit.data.ground_truth.importer import Importer, find_annotations, sha256
 from ocrkit.errors import OcrkitError
 from ocrkit.finetune.data import Provenance, import_user_data, split_files
 from ocrkit.finetune.recipe import detector_config, load_recipe, recognizer_config
-from ocrkit.finetune.run import check_out_dir
+from ocrkit.finetune.run import SYNTH_SEED, Job, check_out_dir, render_synthetic, synthetic_cache
 from ocrkit.finetune.scoring import CONFIDENCE_CUTS, DETECTOR_CUTS
 from ocrkit.model_folder import read_spec
 
@@ -98,7 +98,8 @@ def test_a_refused_validation_document_is_replaced_by_another(tmp_path):
 
 
 @pytest.mark.slow
-def test_train_end_to_end_in_one_minute(tmp_path, capfd):
+def test_train_end_to_end_in_one_minute(tmp_path, capfd, monkeypatch):
+    monkeypatch.setenv("OCRKIT_CACHE", str(tmp_path / "cache"))  # the synthetic sets are kept there
     gt = tmp_path / "gt"
     text_pages(gt, 8)
     # an evaluation page: reserved, and a resized copy of it hides among the training pages
@@ -146,6 +147,10 @@ def test_train_end_to_end_in_one_minute(tmp_path, capfd):
     timing = report["timed_side_by_side"]
     assert timing["before"] > 0 and timing["after"] > 0 and timing["pages"] >= 1
     assert report["peak_memory_gb"]["main"] > 0.1
+    phases = report["phases_seconds"]
+    assert {"import", "training (synthetic data included)", "ONNX export"} <= set(phases)
+    assert sum(phases.values()) <= report["elapsed_minutes"] * 60 + 1
+    assert len(list((tmp_path / "cache" / "synthetic").glob("*/COMPLETE"))) == 2
     log = (out / "train.log").read_text()
     assert re.search(r"^\d\d:\d\d:\d\d detector: keeps boxes scored", log, re.M)
     assert re.search(r"^\d\d:\d\d:\d\d recognizer: step 0:", log, re.M)  # a worker's lines too
@@ -229,3 +234,23 @@ def test_recipe_values_and_budget_are_checked_before_the_import(tmp_path, capsys
     assert code == 2 and message in err, err
     assert len(err.strip().splitlines()) == 1 and "import:" not in out
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+
+
+def test_synthetic_sets_are_rendered_once_then_read_from_the_cache(tmp_path, monkeypatch, capsys):
+    """Seeded renders come out the same, so a later run with the same set reads it instead of paying
+    for it again out of its budget."""
+    monkeypatch.setenv("OCRKIT_CACHE", str(tmp_path / "cache"))
+    folder = synthetic_cache("recognizer", 6, SYNTH_SEED)
+    assert folder.parent == tmp_path / "cache" / "synthetic"
+    assert (
+        folder != synthetic_cache("recognizer", 7, SYNTH_SEED) != synthetic_cache("detector", 6, SYNTH_SEED)
+    )
+    job = Job("recognizer", None, 1, 0.0, 6, folder, tmp_path / "train.log")
+    render_synthetic(job)
+    assert "rendered in" in capsys.readouterr().out
+    manifest = folder / "lines.jsonl"
+    written, lines = manifest.stat().st_mtime_ns, manifest.read_text().splitlines()
+    assert len(lines) >= 6 and (folder / "COMPLETE").is_file()
+    render_synthetic(job)
+    assert "from the cache" in capsys.readouterr().out and manifest.stat().st_mtime_ns == written
+    assert [p.name for p in folder.parent.iterdir()] == [folder.name]  # no half-rendered copy left
