@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
 
 from ocrkit.data.coco_dataset import AugmentConfig
 from ocrkit.engine.settings import TrainSettings
+from ocrkit.model_folder import SETTINGS_NAME, read_spec
 from ocrkit.postprocess import PostConfig
 
 # Detections per image. Receipts have up to ~120 lines and a DETR spends several queries on one line;
@@ -51,3 +54,28 @@ class DetectorConfig:
     data: DataConfig = field(default_factory=DataConfig)
     post: PostConfig = field(default_factory=PostConfig)
     train: TrainSettings = field(default_factory=TrainSettings)
+
+    @staticmethod
+    def start_folder_settings(raw: dict) -> dict:
+        """Queries, input geometry and post-processing (score threshold included) of the ocrkit folder
+        `model.pretrained` names ({} for a hub id or a folder without ocrkit settings): a fine-tune keeps
+        them (ocrkit.config), so its validation and its saved folder read pages as the start model did."""
+        start = (raw.get("model") or {}).get("pretrained") or ""
+        if not start or not (Path(start) / SETTINGS_NAME).is_file():
+            return {}
+        spec = read_spec(start, "detector")
+        hf = json.loads((Path(start) / "config.json").read_text(encoding="utf-8"))
+        return {
+            "model": {
+                "num_queries": hf.get("num_queries", DEFAULT_NUM_QUERIES),
+                "num_denoising": hf.get("num_denoising", 100),
+            },
+            "data": {
+                "longest": spec.longest,
+                "divisor": spec.divisor,
+                "square": spec.square,
+                "min_short": spec.min_short,
+                "max_longest": spec.max_longest,
+            },
+            "post": asdict(spec.post),
+        }

@@ -7,8 +7,7 @@ tokenizer, decoding), so a fine-tuned folder reads pages exactly as its start mo
 
 from __future__ import annotations
 
-import json
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
@@ -53,25 +52,15 @@ def _train_source(own: str, synth: str | None, weight: float) -> str | list:
 def detector_config(
     recipe: dict, start: Path, train: str, val: str, synth: str | None, weight: float, out_dir: Path
 ) -> DetectorConfig:
-    """The detector's training config: recipe choices, the start folder's geometry and queries."""
-    spec = read_spec(start, "detector")
-    hf = json.loads((start / "config.json").read_text(encoding="utf-8"))
+    """The detector's training config: recipe choices, the start folder's queries, geometry and
+    post-processing (DetectorConfig.start_folder_settings, as for any config starting from a folder)."""
+    inherited = DetectorConfig.start_folder_settings({"model": {"pretrained": str(start)}})
+    if not inherited:
+        read_spec(start, "detector")  # not an ocrkit detector folder: the one-line error says why
     fixed = {
-        "model": {
-            "pretrained": str(start),
-            "num_queries": hf.get("num_queries", 300),
-            "num_denoising": hf.get("num_denoising", 100),
-        },
-        "data": {
-            "train": _train_source(train, synth, weight),
-            "val": val,
-            "longest": spec.longest,
-            "divisor": spec.divisor,
-            "square": spec.square,
-            "min_short": spec.min_short,
-            "max_longest": spec.max_longest,
-        },
-        "post": asdict(spec.post),
+        "model": {"pretrained": str(start), **inherited["model"]},
+        "data": {"train": _train_source(train, synth, weight), "val": val, **inherited["data"]},
+        "post": inherited["post"],
         "train": {"out_dir": str(out_dir)},
     }
     return from_dict(DetectorConfig, _merge(recipe, fixed))
