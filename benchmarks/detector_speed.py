@@ -63,9 +63,9 @@ def main() -> None:
         median_page = images[per_page.index(statistics.median_low(per_page))]
         h, w = median_page.shape[:2]
         shape = (
-            f"{spec.longest}x{spec.longest}"
-            if spec.square
-            else "x".join(map(str, padded_size(h, w, spec.input_side(h, w), spec.divisor)))
+            f"{spec.sizing.longest}x{spec.sizing.longest}"
+            if spec.sizing.square
+            else "x".join(map(str, padded_size(h, w, spec.sizing.side(h, w), spec.sizing.divisor)))
         )
         every = [s for times in rounds for s in times]
         spread = " / ".join(f"{statistics.median(times):.3f}" for times in rounds)

@@ -1,7 +1,8 @@
 """ocrkit: find the text lines on document pages and read them.
 
 Public API (heavy modules load lazily so `import ocrkit` stays fast):
-    OCR, Page, Line, Word, Orientation, load_detector, load_recognizer, letterbox, Geometry, load_image,
+    OCR, Page, Line, Word, Orientation, load_detector, load_recognizer, letterbox, Geometry, PageSizing,
+    load_image,
     InputError, ModelError, train and TrainRequest (what `ocrkit train` runs).
 """
 
@@ -23,7 +24,7 @@ __all__, __getattr__ = lazy_exports(
         "ocrkit.document": ("Page", "Line", "Word", "Orientation"),
         "ocrkit.detection": ("load_detector",),
         "ocrkit.recognition": ("load_recognizer",),
-        "ocrkit.preprocess": ("letterbox", "Geometry"),
+        "ocrkit.preprocess": ("letterbox", "Geometry", "PageSizing"),
         "ocrkit.io": ("load_image",),
         "ocrkit.errors": ("InputError", "ModelError"),
         "ocrkit.finetune.run": ("TrainRequest", "train"),

@@ -29,7 +29,7 @@ from ocrkit.errors import ModelError
 from ocrkit.line_preprocess import LinePreprocess
 from ocrkit.outputs import write_atomic
 from ocrkit.postprocess import PostConfig
-from ocrkit.preprocess import page_longest
+from ocrkit.preprocess import PageSizing
 
 SETTINGS_NAME = "ocrkit.json"
 CTC_HEAD_FILE = "ctc_head.safetensors"
@@ -38,30 +38,20 @@ Kind = Literal["detector", "recognizer", "orientation"]
 # kind → the file's task
 TASKS: dict[str, str] = {"detector": "detection", "recognizer": "recognition", "orientation": "orientation"}
 HEADER = ("format_version", "task")
-NESTED = ("post", "preprocess", "extra", "format_version")  # spec fields that are not flat settings
+NESTED = ("sizing", "post", "preprocess", "extra", "format_version")  # spec fields that are not flat settings
 
 
 @dataclass(frozen=True)
 class DetectorSpec:
-    """A line detector's settings: letterbox input, post-processing, and the graph of an ONNX export."""
+    """A line detector's settings: page sizing, post-processing, and the graph of an ONNX export."""
 
     kind: ClassVar[Kind] = "detector"
-    longest: int  # pages are letterboxed to this long side (square: to longest × longest)
+    sizing: PageSizing  # how pages are letterboxed (the file keeps its five values flat)
     arch: str | None = None  # transformers model_type, e.g. "d_fine"
-    divisor: int = 32
-    square: bool = True
     post: PostConfig = field(default_factory=PostConfig)
     onnx: str | None = None  # set in an ONNX export: its graph file (model + NMS)
-    min_short: int = 0  # narrow pages: long side raised until the short side has this many px ...
-    max_longest: int = 0  # ... up to this long side (ocrkit.preprocess.page_longest); 0 = off
     extra: dict[str, Any] = field(default_factory=dict)  # keys this version does not know, kept as read
     format_version: int = FORMAT_VERSION  # of the file it was read from
-
-    def input_side(self, height: int, width: int) -> int:
-        """The long side a page of this size has at the detector's input (what `letterbox` scales to)."""
-        if self.square:
-            return self.longest
-        return page_longest(height, width, self.longest, self.divisor, self.min_short, self.max_longest)
 
 
 @dataclass(frozen=True)
@@ -252,15 +242,7 @@ def settings_of(spec: Spec, keep_unset: bool = False) -> dict[str, Any]:
     """The flat mapping the file holds; unset (None) settings are left out so the reader's default
     applies, unless `keep_unset`."""
     if isinstance(spec, DetectorSpec):
-        own = {
-            "arch": spec.arch,
-            "longest": spec.longest,
-            "divisor": spec.divisor,
-            "square": spec.square,
-            "min_short": spec.min_short,
-            "max_longest": spec.max_longest,
-        }
-        body = {**own, **asdict(spec.post), "onnx": spec.onnx}
+        body = {"arch": spec.arch, **asdict(spec.sizing), **asdict(spec.post), "onnx": spec.onnx}
     elif isinstance(spec, OrientationSpec):
         body = {f.name: getattr(spec, f.name) for f in fields(OrientationSpec) if f.name not in NESTED}
     else:
@@ -288,9 +270,12 @@ def spec_from_settings(data: object, folder: str | Path) -> Spec:
     if task == TASKS["detector"]:
         if "longest" not in data:
             raise ModelError(folder, f"{SETTINGS_NAME}: a detection model needs 'longest'")
+        sizing = _take(data, PageSizing, folder)
         post = _take(data, PostConfig, folder)
         own = _take(data, DetectorSpec, folder, skip=NESTED)
-        return DetectorSpec(**own, post=PostConfig(**post), extra=data, format_version=version)
+        return DetectorSpec(
+            PageSizing(**sizing), **own, post=PostConfig(**post), extra=data, format_version=version
+        )
     if task == TASKS["recognizer"]:
         preprocess = _take(data, LinePreprocess, folder)
         own = _take(data, RecognizerSpec, folder, skip=NESTED)

@@ -122,12 +122,13 @@ def _input(spec: Spec) -> str:
             f"{spec.window} × {spec.window} px windows"
         )
     if isinstance(spec, DetectorSpec):
-        if spec.square:
-            return f"RGB page, letterboxed to {spec.longest} × {spec.longest} px"
-        side = f"long side {spec.longest} px"
-        if spec.min_short > 0 and spec.max_longest > spec.longest:
-            side += f" (a narrow page: up to {spec.max_longest} px, short side at least {spec.min_short} px)"
-        return f"RGB page, {side}, padded to multiples of {spec.divisor}"
+        page = spec.sizing
+        if page.square:
+            return f"RGB page, letterboxed to {page.longest} × {page.longest} px"
+        side = f"long side {page.longest} px"
+        if page.min_short > 0 and page.max_longest > page.longest:
+            side += f" (a narrow page: up to {page.max_longest} px, short side at least {page.min_short} px)"
+        return f"RGB page, {side}, padded to multiples of {page.divisor}"
     pre = spec.preprocess
     colour = "grayscale" if pre.grayscale else "RGB"
     height = f", at most {pre.max_height} px high" if pre.max_height > 0 else ""

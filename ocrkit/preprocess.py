@@ -82,6 +82,36 @@ def to_rgb_uint8(image: np.ndarray) -> np.ndarray:
     raise ValueError(f"unsupported channel count {channels}")
 
 
+@dataclass(frozen=True)
+class PageSizing:
+    """How a page is scaled and padded for the line detector. These values travel together from a model
+    folder or a training config to every place a page is letterboxed (training, validation, torch and
+    ONNX inference, export), so they are one object with one owner."""
+
+    longest: int  # the long side (square: the side of the square)
+    divisor: int = 32  # each side padded to a multiple of this (D-FINE/RT-DETR strides go to 32)
+    square: bool = True  # pad to longest × longest; False: page-shaped
+    min_short: int = 0  # page-shaped: a narrow page's long side grows until its short side has this ...
+    max_longest: int = 0  # ... up to this long side (page_longest); 0 turns it off
+
+    def side(self, height: int, width: int) -> int:
+        """The long side a page of this size is scaled to."""
+        if self.square:
+            return self.longest
+        return page_longest(height, width, self.longest, self.divisor, self.min_short, self.max_longest)
+
+    def letterbox(self, image: np.ndarray) -> tuple[np.ndarray, Geometry]:
+        """The page scaled and padded for the detector, and the Geometry that maps boxes back."""
+        return letterbox(
+            image,
+            self.longest,
+            self.divisor,
+            self.square,
+            min_short=self.min_short,
+            max_longest=self.max_longest,
+        )
+
+
 def letterbox(
     image: np.ndarray,
     longest: int,

@@ -6,6 +6,8 @@ import pytest
 import torch
 from fixtures import TINY
 
+from ocrkit.preprocess import PageSizing
+
 TINY_DET = dict(num_queries=30, num_denoising=0, **TINY)
 
 
@@ -21,7 +23,7 @@ def tiny_detector_dir(tmp_path_factory) -> Path:
     model = create_detector("dfine", "n", **TINY_DET).eval()
     model.save_pretrained(out)
     post = PostConfig(score_threshold=0.0, nms_iou=0.5, contain_threshold=0.8)
-    write_spec(out, DetectorSpec(128, model.config.model_type, 32, True, post))
+    write_spec(out, DetectorSpec(PageSizing(128, 32, True), model.config.model_type, post))
     return out
 
 

@@ -119,7 +119,7 @@ def test_gpu_burst_dry_run_trains_the_detector_on_page_shards(tmp_path, tiny_det
     assert {v.dtype for v in weights.values() if v.is_floating_point()} == {torch.float16}
     spec = read_spec(tmp_path / "out", "detector")
     start = read_spec(tiny_detector_dir, "detector")  # the start folder's shape is kept; --set's side wins
-    assert (spec.longest, spec.square, spec.post) == (128, start.square, start.post)
+    assert (spec.sizing.longest, spec.sizing.square, spec.post) == (128, start.sizing.square, start.post)
     from ocrkit.detection import load_detector
 
     detector = load_detector(tmp_path / "out")  # config.json + fp16 weights + settings: a loadable folder

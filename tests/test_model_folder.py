@@ -20,10 +20,11 @@ from ocrkit.model_folder import (
     write_spec,
 )
 from ocrkit.postprocess import PostConfig
+from ocrkit.preprocess import PageSizing
 from ocrkit.zoo import MODELS_DIR
 
-DETECTOR = DetectorSpec(960, "d_fine", 32, True, PostConfig(0.4, 0.5, 0.8, 300))
-NARROW_PAGES = DetectorSpec(1280, "d_fine", 32, False, min_short=704, max_longest=1408)
+DETECTOR = DetectorSpec(PageSizing(960, 32, True), "d_fine", PostConfig(0.4, 0.5, 0.8, 300))
+NARROW_PAGES = DetectorSpec(PageSizing(1280, 32, False, min_short=704, max_longest=1408), "d_fine")
 RECOGNIZER = RecognizerSpec(
     LinePreprocess(longest=1024, divisor=16, max_height=32, windowed=True),
     size="small",
@@ -107,7 +108,7 @@ def test_unset_settings_are_left_out_and_read_back_as_unset(tmp_path):
 def test_unknown_keys_are_kept_through_a_rewrite(tmp_path):
     write_raw(tmp_path, {"task": "detection", "longest": 64, "trained_on": "receipts"})
     spec = read_spec(tmp_path, "detector")
-    assert spec.extra == {"trained_on": "receipts"} and spec.longest == 64
+    assert spec.extra == {"trained_on": "receipts"} and spec.sizing.longest == 64
     write_spec(tmp_path, spec)
     assert json.loads(spec_path(tmp_path).read_text())["trained_on"] == "receipts"
 
@@ -186,7 +187,7 @@ def test_check_folder_names_the_missing_files(tmp_path):
 
 def test_with_settings_replaces_flat_settings_and_refuses_unknown_ones(tmp_path):
     changed = with_settings(DETECTOR, {"score_threshold": 0.3, "longest": 800}, tmp_path)
-    assert changed.post.score_threshold == 0.3 and changed.longest == 800 and changed.post.top_k == 300
+    assert changed.post.score_threshold == 0.3 and changed.sizing.longest == 800 and changed.post.top_k == 300
     assert with_settings(RECOGNIZER, {"joint_gate": None}, tmp_path).joint_gate is None
     with pytest.raises(ModelError, match="joint_gat: not a recognizer setting"):
         with_settings(RECOGNIZER, {"joint_gat": 0.9}, tmp_path)
@@ -195,6 +196,6 @@ def test_with_settings_replaces_flat_settings_and_refuses_unknown_ones(tmp_path)
     assert "score_threshold" in setting_names(DETECTOR) and "task" not in setting_names(DETECTOR)
 
 
-def test_input_side_is_the_long_side_letterbox_scales_a_page_to():
-    assert DETECTOR.input_side(2000, 800) == 960  # a square input ignores the page's shape
-    assert NARROW_PAGES.input_side(2000, 800) == 1408 and NARROW_PAGES.input_side(2000, 1400) == 1280
+def test_sizing_side_is_the_long_side_letterbox_scales_a_page_to():
+    assert DETECTOR.sizing.side(2000, 800) == 960  # a square input ignores the page's shape
+    assert NARROW_PAGES.sizing.side(2000, 800) == 1408 and NARROW_PAGES.sizing.side(2000, 1400) == 1280

@@ -5,13 +5,14 @@ import pytest
 from ocrkit import zoo
 from ocrkit.errors import ModelError
 from ocrkit.model_folder import DetectorSpec, RecognizerSpec, write_spec
+from ocrkit.preprocess import PageSizing
 
 
 @pytest.fixture
 def shipped(tmp_path, monkeypatch):
     """A stand-in models folder holding a detector and a recognizer (settings only)."""
     models = tmp_path / "models"
-    for name, spec in (("detector", DetectorSpec(64)), ("recognizer", RecognizerSpec())):
+    for name, spec in (("detector", DetectorSpec(PageSizing(64))), ("recognizer", RecognizerSpec())):
         (models / name).mkdir(parents=True)
         write_spec(models / name, spec)
     (models / "notes").mkdir()  # a folder without settings is no model
@@ -64,7 +65,9 @@ def test_onnx_folder_uses_the_cached_export_of_shipped_models_only(shipped, tmp_
     (detector / "model.safetensors").write_bytes(b"weights")
     cached = tmp_path / "cache" / "onnx" / f"detector-{zoo.weights_digest(detector)}-layout1"
     cached.mkdir(parents=True)
-    write_spec(cached, DetectorSpec(64, onnx="detector.onnx"))  # a finished export: no export runs
+    write_spec(
+        cached, DetectorSpec(PageSizing(64), onnx="detector.onnx")
+    )  # a finished export: no export runs
     assert zoo.onnx_folder(detector, "detector") == cached
     mine = tmp_path / "exported"
     assert zoo.onnx_folder(mine, "detector") == mine
@@ -75,7 +78,7 @@ def test_weights_digest_follows_weights_and_settings(shipped):
     (folder / "model.safetensors").write_bytes(b"weights")
     first = zoo.weights_digest(folder)
     assert len(first) == 16 and zoo.weights_digest(folder) == first
-    write_spec(folder, DetectorSpec(96))
+    write_spec(folder, DetectorSpec(PageSizing(96)))
     assert zoo.weights_digest(folder) != first
 
 

@@ -94,6 +94,7 @@ def check_detector(arch: str, size: str, folder: Path, device: str) -> dict[str,
     from ocrkit.export.detector import export_detector
     from ocrkit.model_folder import DetectorSpec, write_spec
     from ocrkit.postprocess import PostConfig
+    from ocrkit.preprocess import PageSizing
     from ocrkit.runtime import OnnxDetector
 
     levels = len(detector_config(arch, size).decoder_in_channels)
@@ -102,7 +103,7 @@ def check_detector(arch: str, size: str, folder: Path, device: str) -> dict[str,
     model = model.float().cpu().eval()
     model.save_pretrained(folder, safe_serialization=True)
     post = PostConfig(score_threshold=0.0, nms_iou=0.5, contain_threshold=0.8)
-    write_spec(folder, DetectorSpec(LONGEST, model.config.model_type, 32, False, post))
+    write_spec(folder, DetectorSpec(PageSizing(LONGEST, 32, False), model.config.model_type, post))
 
     detector = load_detector(folder)
     trained, loaded = model.state_dict(), detector.model.state_dict()

@@ -128,7 +128,7 @@ def cmd_misses(args: argparse.Namespace) -> int:
             anns = coco.loadAnns(coco.getAnnIds(imgIds=[image["id"]]))
             gt = B.xywh_to_xyxy(np.array([a["bbox"] for a in anns], np.float32).reshape(-1, 4))
             ((pred, _),) = detector.predict([pixels])
-            hits = counts.add_page(gt, pred, spec.input_side(*pixels.shape[:2]) / max(pixels.shape[:2]))
+            hits = counts.add_page(gt, pred, spec.sizing.side(*pixels.shape[:2]) / max(pixels.shape[:2]))
             # pixels are not kept: only the pages drawn are read again
             worst.append((int((~hits).sum()), image["file_name"], gt, hits, pred))
         results[subset_name(coco_path)] = counts.summary()

@@ -24,7 +24,7 @@ from ocrkit import boxes as B
 from ocrkit.data.packed import decode_image, is_packed, read_packed_pages
 from ocrkit.errors import InputError
 from ocrkit.io import load_image
-from ocrkit.preprocess import letterbox
+from ocrkit.preprocess import PageSizing
 
 if TYPE_CHECKING:  # pycocotools is in the train extra: imported where a COCO file is read
     from pycocotools.coco import COCO
@@ -100,13 +100,9 @@ class CocoDetectionDataset(Dataset):
     def __init__(
         self,
         ann_file: str | Path,
-        longest: int = 640,
-        divisor: int = 32,
-        square: bool = True,
+        sizing: PageSizing,
         augment: AugmentConfig | None = None,
         limit: int = 0,
-        min_short: int = 0,
-        max_longest: int = 0,
     ) -> None:
         self._packed: dict[int, bytes] = {}
         if is_packed(str(ann_file)):  # Parquet shards (`ocrkit data pack`): the pages' bytes stay in memory
@@ -116,8 +112,7 @@ class CocoDetectionDataset(Dataset):
             self.root = Path(ann_file).parent
             self.coco = load_coco(ann_file)
         self.ids = sorted(self.coco.getImgIds())[: limit or None]
-        self.longest, self.divisor, self.square = longest, divisor, square
-        self.min_short, self.max_longest = min_short, max_longest
+        self.sizing = sizing
         self.augment = build_augment(augment) if augment is not None else None
 
     def __len__(self) -> int:
@@ -183,12 +178,5 @@ class CocoDetectionDataset(Dataset):
             self.augment.set_random_seed(int(torch.randint(2**31 - 1, ())))
             out = self.augment(image=image, bboxes=xyxy, labels=np.zeros(len(xyxy), np.int64))
             image, xyxy = out["image"], np.asarray(out["bboxes"], np.float32).reshape(-1, 4)
-        pixels, geometry = letterbox(
-            image,
-            self.longest,
-            self.divisor,
-            self.square,
-            min_short=self.min_short,
-            max_longest=self.max_longest,
-        )
+        pixels, geometry = self.sizing.letterbox(image)
         return {"pixels": pixels, "boxes": xyxy, "geometry": geometry, "image_id": image_id}

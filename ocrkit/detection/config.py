@@ -10,6 +10,7 @@ from ocrkit.data.coco_dataset import AugmentConfig
 from ocrkit.engine.settings import TrainSettings
 from ocrkit.model_folder import SETTINGS_NAME, read_spec
 from ocrkit.postprocess import PostConfig
+from ocrkit.preprocess import PageSizing
 
 # Detections per image. Receipts have up to ~120 lines and a DETR spends several queries on one line;
 # 100 queries capped recall on dense pages (docs/design.md, "300 queries, not 100").
@@ -47,6 +48,11 @@ class DataConfig:
     eval_batch_size: int = 4  # images per forward pass during evaluation (page-shaped input: one)
     augment: AugmentConfig = field(default_factory=AugmentConfig)
 
+    @property
+    def sizing(self) -> PageSizing:
+        """The page sizing these settings describe (what the saved folder records)."""
+        return PageSizing(self.longest, self.divisor, self.square, self.min_short, self.max_longest)
+
 
 @dataclass
 class DetectorConfig:
@@ -70,12 +76,6 @@ class DetectorConfig:
                 "num_queries": hf.get("num_queries", DEFAULT_NUM_QUERIES),
                 "num_denoising": hf.get("num_denoising", 100),
             },
-            "data": {
-                "longest": spec.longest,
-                "divisor": spec.divisor,
-                "square": spec.square,
-                "min_short": spec.min_short,
-                "max_longest": spec.max_longest,
-            },
+            "data": asdict(spec.sizing),
             "post": asdict(spec.post),
         }

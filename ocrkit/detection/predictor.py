@@ -16,7 +16,7 @@ from ocrkit.detection.batch import pixel_tensor
 from ocrkit.errors import ModelError
 from ocrkit.model_folder import check_folder
 from ocrkit.postprocess import PostConfig, postprocess
-from ocrkit.preprocess import Geometry, letterbox
+from ocrkit.preprocess import Geometry, PageSizing
 
 
 @torch.no_grad()
@@ -36,41 +36,26 @@ class Detector:
     def __init__(
         self,
         model: torch.nn.Module,
-        longest: int,
-        divisor: int = 32,
-        square: bool = True,
+        sizing: PageSizing,
         post: PostConfig | None = None,
         batch_size: int = 4,
-        min_short: int = 0,
-        max_longest: int = 0,
     ) -> None:
         self.model = model.eval().to(memory_format=torch.channels_last)
-        self.longest, self.divisor, self.square = longest, divisor, square
-        self.min_short, self.max_longest = min_short, max_longest
+        self.sizing = sizing
         self.post = post or PostConfig()
         self.batch_size = batch_size
 
     def predict(self, images: list[np.ndarray]) -> list[tuple[np.ndarray, np.ndarray]]:
         results: list[tuple[np.ndarray, np.ndarray]] = []
         for start in range(0, len(images), self.batch_size):
-            chunk = [
-                letterbox(
-                    im,
-                    self.longest,
-                    self.divisor,
-                    self.square,
-                    min_short=self.min_short,
-                    max_longest=self.max_longest,
-                )
-                for im in images[start : start + self.batch_size]
-            ]
+            chunk = [self.sizing.letterbox(im) for im in images[start : start + self.batch_size]]
             results += self._detect([c[0] for c in chunk], [c[1] for c in chunk])
         return results
 
     def _detect(
         self, pixels: list[np.ndarray], geometries: list[Geometry]
     ) -> list[tuple[np.ndarray, np.ndarray]]:
-        if not self.square:  # variable sizes: one image per forward pass
+        if not self.sizing.square:  # variable sizes: one image per forward pass
             return [
                 r for p, g in zip(pixels, geometries, strict=True) for r in self._detect_same_size([p], [g])
             ]
@@ -96,13 +81,4 @@ def load_detector(model_dir: str | Path, device: str = "cpu", batch_size: int = 
         model = AutoModelForObjectDetection.from_pretrained(model_dir, use_safetensors=True).to(device)
     except (OSError, ValueError, KeyError, RuntimeError, SafetensorError) as exc:
         raise ModelError(model_dir, f"cannot load the detector ({exc.__class__.__name__}: {exc})") from None
-    return Detector(
-        model,
-        spec.longest,
-        spec.divisor,
-        spec.square,
-        spec.post,
-        batch_size,
-        spec.min_short,
-        spec.max_longest,
-    )
+    return Detector(model, spec.sizing, spec.post, batch_size)

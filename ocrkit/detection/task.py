@@ -57,9 +57,7 @@ class DetectionTask:
     # -- data -----------------------------------------------------------------------------------
     def _dataset(self, ann_file: str, augment: AugmentConfig | None, limit: int = 0) -> CocoDetectionDataset:
         d = self.cfg.data
-        return CocoDetectionDataset(
-            ann_file, d.longest, d.divisor, d.square, augment, limit, d.min_short, d.max_longest
-        )
+        return CocoDetectionDataset(ann_file, d.sizing, augment, limit)
 
     def train_dataset(self) -> Dataset:
         d = self.cfg.data
@@ -125,7 +123,5 @@ class DetectionTask:
         d = self.cfg.data
         arch = model.config.model_type
         post = replace(self.cfg.post)
-        spec = DetectorSpec(
-            d.longest, arch, d.divisor, d.square, post, min_short=d.min_short, max_longest=d.max_longest
-        )
+        spec = DetectorSpec(d.sizing, arch, post)
         write_spec(out_dir, spec)

@@ -71,9 +71,10 @@ def export_detector(model_dir: str | Path, out_dir: str | Path) -> Path:
     detector = load_detector(model_dir)
     wrapper = DetectorWithPostprocess(detector.model, detector.post).eval()
     # a page-shaped dummy, so no size is mistaken for a constant; square models get their one size
-    half = max(detector.divisor, detector.longest // 2 // detector.divisor * detector.divisor)
-    dummy = torch.zeros(1, 3, detector.longest, detector.longest if detector.square else half)
-    page_axes = {} if detector.square else {"pixel_values": {2: "height", 3: "width"}}
+    sizing = detector.sizing
+    half = max(sizing.divisor, sizing.longest // 2 // sizing.divisor * sizing.divisor)
+    dummy = torch.zeros(1, 3, sizing.longest, sizing.longest if sizing.square else half)
+    page_axes = {} if sizing.square else {"pixel_values": {2: "height", 3: "width"}}
     out_dir.mkdir(parents=True, exist_ok=True)
     target = out_dir / ONNX_NAME
     with torch.no_grad(), quiet_export("detector"):

@@ -9,7 +9,7 @@ import numpy as np
 from ocrkit import boxes as B
 from ocrkit.errors import ModelError
 from ocrkit.model_folder import check_folder
-from ocrkit.preprocess import detector_input, letterbox
+from ocrkit.preprocess import detector_input
 from ocrkit.runtime.session import create_session
 
 
@@ -27,10 +27,7 @@ class OnnxDetector:
     def predict(self, images: list[np.ndarray]) -> list[tuple[np.ndarray, np.ndarray]]:
         results = []
         for image in images:
-            s = self.spec
-            pixels, geometry = letterbox(
-                image, s.longest, s.divisor, s.square, min_short=s.min_short, max_longest=s.max_longest
-            )
+            pixels, geometry = self.spec.sizing.letterbox(image)
             inputs = {"pixel_values": detector_input(pixels)[None]}
             boxes, scores = self.session.run(["boxes", "scores"], inputs)
             xyxy = geometry.unmap(boxes)

@@ -14,6 +14,7 @@ from fixtures import page_image, run_cli, without_loading_line
 from PIL import Image
 
 from ocrkit.overlay import GAP
+from ocrkit.preprocess import PageSizing
 
 
 @pytest.mark.slow
@@ -302,7 +303,7 @@ def test_an_onnx_export_given_to_torch_is_one_line_naming_the_backend(tmp_path, 
     Image.fromarray(page_image()).save(tmp_path / "p.png")
     det_export = tmp_path / "det_onnx"  # what tools/export_onnx.py writes for a detector: graph + settings
     det_export.mkdir()
-    write_spec(det_export, DetectorSpec(128, "d_fine", onnx="detector.onnx"))
+    write_spec(det_export, DetectorSpec(PageSizing(128), "d_fine", onnx="detector.onnx"))
     (det_export / "detector.onnx").write_bytes(b"graph")
     rec_export = tmp_path / "rec_onnx"  # a recognizer export: graphs, config and tokenizer, no weights
     shutil.copytree(tiny_recognizer_dir, rec_export)

@@ -62,13 +62,14 @@ def test_show_says_when_narrow_pages_get_a_longer_side(tiny_detector_dir, tmp_pa
     folder = tmp_path / "narrow"
     shutil.copytree(tiny_detector_dir, folder)
     spec = read_spec(folder, "detector")
-    write_spec(folder, replace(spec, longest=256, square=False, min_short=160, max_longest=320))
+    sizing = replace(spec.sizing, longest=256, square=False, min_short=160, max_longest=320)
+    write_spec(folder, replace(spec, sizing=sizing))
     assert main(["models", "show", str(folder), "--json"]) == 0
     shown = json.loads(capsys.readouterr().out)["input"]
     assert (
         shown
         == "RGB page, long side 256 px (a narrow page: up to 320 px, short side at least 160 px), "
-        + (f"padded to multiples of {spec.divisor}")
+        + (f"padded to multiples of {spec.sizing.divisor}")
     )
 
 

@@ -12,6 +12,7 @@ from ocrkit import zoo
 from ocrkit.commands.progress import PageProgress, loading_line
 from ocrkit.document import Line, Page
 from ocrkit.model_folder import DetectorSpec, write_spec
+from ocrkit.preprocess import PageSizing
 
 
 def page_with(lines: int) -> Page:
@@ -73,7 +74,7 @@ def test_infer_says_what_loads_first_and_ends_with_a_summary(tmp_path, models, c
 def test_auto_backend_goes_through_onnx_only_where_every_model_can(tmp_path, tiny_detector_dir, monkeypatch):
     export = tmp_path / "det_onnx"
     export.mkdir()
-    write_spec(export, DetectorSpec(128, "d_fine", onnx="detector.onnx"))
+    write_spec(export, DetectorSpec(PageSizing(128), "d_fine", onnx="detector.onnx"))
     (export / "detector.onnx").write_bytes(b"graph")
     assert zoo.auto_backend({"detector": export}, "cpu") == "onnx"
     assert zoo.auto_backend({"detector": export, "recognizer": tiny_detector_dir}, "cpu") == "torch"

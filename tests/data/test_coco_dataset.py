@@ -7,11 +7,12 @@ from ocrkit import boxes as B
 from ocrkit.data.coco_dataset import AugmentConfig, CocoDetectionDataset
 from ocrkit.detection.batch import collate_pages
 from ocrkit.errors import InputError
+from ocrkit.preprocess import PageSizing
 
 
 def test_dataset_letterboxes_and_labels_round_trip(tmp_path):
     ann = make_coco(tmp_path, n_images=2, size=(120, 200))
-    data = CocoDetectionDataset(ann, longest=96, divisor=32, square=True, augment=None)
+    data = CocoDetectionDataset(ann, PageSizing(96, 32, True), augment=None)
     item = data[1]
     assert item["pixels"].shape == (96, 96, 3) and item["pixels"].dtype == np.uint8
     np.testing.assert_array_equal(item["boxes"], data.boxes_xyxy(item["image_id"]))  # pixels, unencoded
@@ -36,7 +37,7 @@ def test_augmented_boxes_still_cover_the_lines(tmp_path):
     ann = make_coco(tmp_path, n_images=1, size=(160, 240), seed=3)
     data = CocoDetectionDataset(
         ann,
-        longest=128,
+        PageSizing(128),
         augment=AugmentConfig(
             crop_p=1.0, zoom_out_p=1.0, rotate_deg=0.0, color_p=0, blur_p=0, noise_p=0, jpeg_p=0
         ),
@@ -57,13 +58,13 @@ def test_augmented_boxes_still_cover_the_lines(tmp_path):
 
 def test_missing_annotation_file_names_it(tmp_path):
     with pytest.raises(InputError, match="nope.json"):
-        CocoDetectionDataset(tmp_path / "nope.json")
+        CocoDetectionDataset(tmp_path / "nope.json", PageSizing(64))
 
 
 def test_training_pages_get_the_narrow_page_long_side(tmp_path):
     """Training sees a narrow page at the long side inference gives it (ocrkit.preprocess.page_longest)."""
     ann = make_coco(tmp_path, n_images=1, size=(200, 60))  # short/long 0.3
-    plain = CocoDetectionDataset(ann, longest=128, divisor=32, square=False)
-    narrow = CocoDetectionDataset(ann, longest=128, divisor=32, square=False, min_short=48, max_longest=192)
+    plain = CocoDetectionDataset(ann, PageSizing(128, 32, False))
+    narrow = CocoDetectionDataset(ann, PageSizing(128, 32, False, min_short=48, max_longest=192))
     assert max(plain[0]["geometry"].resized_size) == 128
     assert max(narrow[0]["geometry"].resized_size) == 160  # 48 / 0.3 = 160

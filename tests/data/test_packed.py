@@ -11,6 +11,7 @@ from fixtures import REPO, make_coco, write_manifest
 
 from ocrkit.data.manifest import read_manifest
 from ocrkit.data.packed import decode_image, pack, read_packed_lines, read_packed_pages
+from ocrkit.preprocess import PageSizing
 
 TEXTS = ["Total 12.50", "CASH", "Kaffee und Kuchen", "no. 7", "Anzahl", "x"]
 
@@ -76,7 +77,7 @@ def test_detector_trains_on_packed_pages_identical_to_the_coco_folder(tmp_path):
     coco = make_coco(tmp_path / "pages", 3)
     pack(coco, tmp_path / "packed")
     shards = str(tmp_path / "packed" / "*.parquet")
-    folder, packed = (CocoDetectionDataset(x, longest=96, augment=None) for x in (coco, shards))
+    folder, packed = (CocoDetectionDataset(x, PageSizing(96), augment=None) for x in (coco, shards))
     assert len(folder) == len(packed) == 3
     for i in range(3):
         np.testing.assert_array_equal(folder[i]["pixels"], packed[i]["pixels"])

@@ -14,6 +14,7 @@ from ocrkit.detection.loss import CIoUDetrLoss
 from ocrkit.detection.task import DetectionTask
 from ocrkit.errors import ModelError
 from ocrkit.model_folder import FORMAT_VERSION, DetectorSpec, read_spec, spec_path, write_spec
+from ocrkit.preprocess import PageSizing
 
 
 @pytest.mark.parametrize("arch,size", [("dfine", "n8"), ("dfine", "s"), ("rtdetr", "r18")])
@@ -116,7 +117,7 @@ def test_train_script_save_and_load_detector(tmp_path):
     evals = [m["eval"] for m in metrics if "eval" in m]
     assert set(evals[-1]) == {"map", "map50", "precision", "recall", "f1"}
     spec = read_spec(out / "model", "detector")
-    assert spec.longest == 64 and spec.square is True and spec.format_version == FORMAT_VERSION
+    assert spec.sizing.longest == 64 and spec.sizing.square is True and spec.format_version == FORMAT_VERSION
     detector = load_detector(out / "model")
     results = detector.predict([np.full((90, 150, 3), 255, np.uint8), np.zeros((200, 60, 3), np.uint8)])
     assert len(results) == 2
@@ -130,7 +131,7 @@ def test_load_detector_errors_name_the_folder(tmp_path):
     spec_path(tmp_path).write_text("{broken")
     with pytest.raises(ModelError, match="not valid JSON"):
         load_detector(tmp_path)
-    write_spec(tmp_path, DetectorSpec(longest=64))
+    write_spec(tmp_path, DetectorSpec(PageSizing(64)))
     with pytest.raises(ModelError, match="model.safetensors"):
         load_detector(tmp_path)
 

@@ -10,6 +10,7 @@ from ocrkit.decode.read import read
 from ocrkit.errors import ModelError
 from ocrkit.line_preprocess import LinePreprocess
 from ocrkit.model_folder import SETTINGS_NAME, DetectorSpec, RecognizerSpec, read_spec, write_spec
+from ocrkit.preprocess import PageSizing
 from ocrkit.recognition import load_recognizer
 from ocrkit.recognition.config import RecognizerConfig
 from ocrkit.recognition.model import count_parameters, create_recognizer
@@ -114,7 +115,7 @@ def test_load_recognizer_errors(tmp_path):
     build_tokenizer().save_pretrained(tmp_path)
     with pytest.raises(ModelError, match="cannot load recognizer"):  # garbage safetensors, empty config
         load_recognizer(tmp_path)
-    write_spec(tmp_path, DetectorSpec(longest=64))
+    write_spec(tmp_path, DetectorSpec(PageSizing(64)))
     with pytest.raises(ModelError, match="not a recognition model"):
         load_recognizer(tmp_path)
 

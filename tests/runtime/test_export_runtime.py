@@ -304,8 +304,9 @@ def test_page_shaped_detector_onnx_matches_torch_at_every_page_shape(
 
     paged = tmp_path / "paged"
     shutil.copytree(tiny_detector_dir, paged)
-    spec = replace(read_spec(paged, "detector"), longest=256, square=False)
-    write_spec(paged, replace(spec, min_short=min_short, max_longest=max_longest))
+    spec = read_spec(paged, "detector")
+    sizing = replace(spec.sizing, longest=256, square=False, min_short=min_short, max_longest=max_longest)
+    write_spec(paged, replace(spec, sizing=sizing))
     export_detector(paged, tmp_path / "onnx")
     dims = onnx.load(str(tmp_path / "onnx" / "detector.onnx")).graph.input[0].type.tensor_type.shape.dim
     assert [d.dim_param for d in dims[2:]] == ["height", "width"]
