@@ -15,6 +15,25 @@ from ocrkit.finetune.data import UserData
 from ocrkit.outputs import write_atomic
 
 CURVES = "learning_curves.png"
+CHOSEN_SETTINGS = (  # (model, report key, sentence): the settings a run chose for its folders
+    (
+        "recognizer",
+        "decoding",
+        "The fine-tuned recognizer reads with {} decoding, the best at its kept step.",
+    ),
+    (
+        "recognizer",
+        "min_confidence",
+        "Pages drop the lines it reads less sure than {} (`min_confidence`), the cut with the lowest "
+        "page CER on the validation pages above (0 keeps every line).",
+    ),
+    (
+        "detector",
+        "score_threshold",
+        "The fine-tuned detector keeps boxes it scores {} or more (`score_threshold`), chosen with the cut "
+        "above, on the same pages.",
+    ),
+)
 
 
 def kept_eval(run: dict) -> dict:
@@ -135,23 +154,10 @@ def markdown(report: dict, card: str) -> str:
                 f"{_f((m['before'] or {}).get(key))} | {_f((m['after'] or {}).get(key))} |"
             )
     plan = report["plan"]
-    decoding = report["models"].get("recognizer", {}).get("decoding")
-    if decoding:
-        lines += ["", f"The fine-tuned recognizer reads with {decoding} decoding, the best at its kept step."]
-    cut = report["models"].get("recognizer", {}).get("min_confidence")
-    if cut is not None:
-        lines += [
-            "",
-            f"Pages drop the lines it reads less sure than {cut} (`min_confidence`), the cut with the lowest "
-            "page CER on the validation pages above (0 keeps every line).",
-        ]
-    threshold = report["models"].get("detector", {}).get("score_threshold")
-    if threshold is not None:
-        lines += [
-            "",
-            f"The fine-tuned detector keeps boxes it scores {threshold} or more (`score_threshold`), chosen "
-            "with the cut above, on the same pages.",
-        ]
+    for kind, key, sentence in CHOSEN_SETTINGS:
+        value = report["models"].get(kind, {}).get(key)
+        if value is not None and value != "":
+            lines += ["", sentence.format(value)]
     phases = report.get("phases_seconds") or {}
     if phases:
         spent = ", ".join(f"{phase} {seconds:.0f} s" for phase, seconds in phases.items())
