@@ -107,3 +107,19 @@ def suppress_contained(boxes: np.ndarray, scores: np.ndarray, threshold: float =
     heights = ranked[:, 3] - ranked[:, 1]
     same_line = (heights[None, :] <= SAME_LINE_HEIGHT * heights[:, None]) & (areas[None, :] > areas[:, None])
     return order[~((inside >= threshold) & (higher | same_line)).any(axis=1)].astype(np.int64)
+
+
+def nested_count(boxes: np.ndarray, threshold: float = 0.8) -> int:
+    """How many boxes lie mostly (>= threshold of their area) inside another box of the same set: the
+    nested boxes a page's output should not hold (a word box inside its line box reads the text twice).
+    Of two equal boxes, one counts."""
+    boxes = np.asarray(boxes, dtype=np.float32).reshape(-1, 4)
+    if len(boxes) < 2:
+        return 0
+    areas = area(boxes)
+    inside = intersection(boxes, boxes) / np.maximum(areas, 1e-12)[:, None]
+    np.fill_diagonal(inside, 0.0)
+    larger = (areas[None, :] > areas[:, None]) | (
+        (areas[None, :] == areas[:, None]) & np.triu(np.ones_like(inside, dtype=bool), k=1)
+    )
+    return int(((inside >= threshold) & larger).any(axis=1).sum())

@@ -51,6 +51,7 @@ class SubsetScore:
     words_matched: int = 0
     words_pred: int = 0
     words_ref: int = 0
+    nested: int = 0  # predicted boxes mostly inside another predicted box of their page
     seconds: list[float] = field(default_factory=list)
     detections: dict[int, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
 
@@ -59,6 +60,7 @@ class SubsetScore:
     ) -> None:
         pred_boxes = page.boxes()
         self.lines.add(pred_boxes, gt_boxes)
+        self.nested += B.nested_count(pred_boxes)
         self.detections[image_id] = (pred_boxes, np.array([ln.det_score for ln in page.lines], np.float32))
         ref = row_order_text(gt_boxes, gt_texts)
         hyp = row_order_text(pred_boxes, [ln.text for ln in page.lines])
@@ -84,6 +86,7 @@ class SubsetScore:
             "s_per_page": float(np.median(self.seconds)) if self.seconds else 0.0,
             "boxes": self.lines.truth,
             "chars": self.ref_chars,
+            "nested": self.nested,
         }
 
 
@@ -104,6 +107,7 @@ def pooled(rows: list[dict[str, float]]) -> dict[str, float]:
         "bow_f1": mean("bow_f1", "chars", chars),
         "boxes": boxes,
         "chars": chars,
+        "nested": sum(r.get("nested", 0) for r in rows),
     }
 
 

@@ -64,6 +64,16 @@ def test_a_taller_block_drops_only_lower_scoring_boxes_inside_it():
     assert B.suppress_contained(b, np.array([0.95, 0.9, 0.8, 0.7], np.float32), 0.8).tolist() == [0]
 
 
+def test_nested_count_counts_boxes_inside_another_once():
+    line, word, other = [0, 0, 100, 20], [5, 2, 40, 18], [0, 40, 100, 60]
+    assert B.nested_count(np.array([line, word, other], np.float32)) == 1
+    assert B.nested_count(np.array([line, line], np.float32)) == 1  # a duplicate counts once
+    assert B.nested_count(np.array([line, other], np.float32)) == 0
+    half_out = [60, 5, 140, 15]  # half of it outside the line: not nested at 0.8
+    assert B.nested_count(np.array([line, half_out], np.float32)) == 0
+    assert B.nested_count(np.zeros((0, 4), np.float32)) == 0
+
+
 def test_empty_inputs():
     e = np.zeros((0, 4), np.float32)
     assert B.nms(e, np.zeros(0), 0.5).shape == (0,)

@@ -77,6 +77,15 @@ def test_perfect_page_scores_one(tmp_path):
     assert s["f1"] == 1.0 and s["cer"] == 0.0 and s["bow_f1"] == 1.0 and s["map50"] > 0.99
 
 
+def test_nested_boxes_are_counted_per_subset(tmp_path):
+    """A word box inside its line box is counted (the text is read twice); the perfect page has none."""
+    gt = write_coco(tmp_path)
+    assert score_subset(gt, {"p1": perfect_page()})["nested"] == 0
+    page = perfect_page()
+    page.lines.append(Line([12, 62, 80, 78], "THANK", 0.9, 0.9, 1.0))  # inside "THANK YOU"
+    assert score_subset(gt, {"p1": page})["nested"] == 1
+
+
 def test_case_and_missing_lines(tmp_path):
     gt = write_coco(tmp_path, compare="case-insensitive (upper-cased GT)")
     page = Page("p1.jpg", 400, 200, lines=[Line([10, 10, 110, 30], "Total", 0.9, 0.9, 1.0)])
