@@ -22,6 +22,7 @@ import torch
 from ocrkit.buckets import same_shape_batches
 from ocrkit.data.sampler import AspectRatioBatchSampler, padding_fraction, random_batches
 from ocrkit.decode.ctc import DECODINGS
+from ocrkit.decode.read import ReadSettings
 from ocrkit.line_preprocess import LinePreprocess
 from ocrkit.model_folder import read_spec
 from ocrkit.recognition.collate import pad_labels
@@ -79,9 +80,9 @@ def infer_speed(rec: Recognizer, crops: list[np.ndarray], batch_size: int, token
     if tokens is None:
         rec.recognize(crops, batch_size=batch_size)
     else:  # random-init model: fixed decode length (see module docstring)
-        images = [rec.preprocess.apply(c) for c in crops]
+        images = [rec.settings.preprocess.apply(c) for c in crops]
         for idx in same_shape_batches([im.shape[:2] for im in images], batch_size):  # as Recognizer does
-            pixels = torch.from_numpy(rec.preprocess.batch([images[j] for j in idx]))
+            pixels = torch.from_numpy(rec.settings.preprocess.batch([images[j] for j in idx]))
             with torch.inference_mode():
                 rec.model.generate(
                     pixel_values=pixels,
@@ -156,12 +157,13 @@ def main() -> None:
             (d, Recognizer.load(args.model, decoding=d), None) for d in DECODINGS if has_head or d != "ctc"
         ]
     else:
-        engines = [("attention", Recognizer(model.eval(), task.tokenizer, task.preprocess), args.tokens)]
+        reader = Recognizer(model.eval(), task.tokenizer, ReadSettings(task.preprocess, "attention"))
+        engines = [("attention", reader, args.tokens)]
     for name, rec, tokens in engines:
         for batch_size in (1, args.batch_size):
             subset = crops[:16] if batch_size == 1 else crops
             speed = infer_speed(rec, subset, batch_size, tokens)
-            gate = rec.joint.gate if rec.joint is not None else None
+            gate = rec.settings.joint.gate if rec.settings.joint is not None else None
             label = name if gate is None else f"{name}, CTC-confidence gate {gate}"
             print(f"inference: {speed:6.1f} lines/s (batch {batch_size}, {label} decoding)")
     print(f"load average after: {os.getloadavg()[0]:.2f}")

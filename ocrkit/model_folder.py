@@ -24,6 +24,7 @@ import numpy as np
 
 from ocrkit.decode.ctc import DECODINGS, CtcHead, Decoding
 from ocrkit.decode.joint import CTC_ALTERNATIVES, DEFAULT_CTC_WEIGHT, JointSettings
+from ocrkit.decode.read import ReadSettings
 from ocrkit.decode.routing import DecoderRouting
 from ocrkit.errors import ModelError
 from ocrkit.line_preprocess import LinePreprocess
@@ -73,6 +74,11 @@ class RecognizerSpec:
     min_confidence: float | None = None  # pages: lines read less sure than this are dropped (None: none)
     extra: dict[str, Any] = field(default_factory=dict)
     format_version: int = FORMAT_VERSION
+
+    def read_settings(self, decoding: Decoding) -> ReadSettings:
+        """How this folder reads its crops with `decoding` (chosen_decoding: its own or the caller's)."""
+        joint = self.joint_settings() if decoding is Decoding.JOINT else None
+        return ReadSettings(self.preprocess, decoding, joint, self.decoder_routing())
 
     def decoder_routing(self) -> DecoderRouting:
         """Which lines attention decoding leaves to the CTC head (none without a CTC head to read)."""

@@ -8,7 +8,7 @@ backends read every line the same way.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 import numpy as np
@@ -31,6 +31,21 @@ from ocrkit.decode.windows import stitch_columns, window_starts
 from ocrkit.line_preprocess import LinePreprocess
 
 Reading = tuple[list[int], float]  # token ids (no special tokens) and a confidence in 0..1
+
+
+@dataclass(frozen=True)
+class ReadSettings:
+    """How a recognizer folder reads its crops: the values that travel together from its settings
+    (RecognizerSpec.read_settings) to every read, torch and ONNX alike."""
+
+    preprocess: LinePreprocess
+    decoding: str  # attention | ctc | joint
+    joint: JointSettings | None = None  # joint decoding's weight and gate
+    routing: DecoderRouting | None = None  # attention: the lines that keep their CTC reading
+
+    def ctc_only(self) -> ReadSettings:
+        """The same crops read by the CTC head alone (a cheap confidence, e.g. for orientation)."""
+        return replace(self, decoding="ctc", routing=None)
 
 
 class RecognizerBackend(DecoderSteps, Protocol):
@@ -61,21 +76,15 @@ class RecognizerBackend(DecoderSteps, Protocol):
 
 
 def read_crops(
-    backend: RecognizerBackend,
-    preprocess: LinePreprocess,
-    crops: Sequence[np.ndarray],
-    decoding: str,
-    joint: JointSettings | None = None,
-    batch_size: int = 16,
-    routing: DecoderRouting | None = None,
+    backend: RecognizerBackend, settings: ReadSettings, crops: Sequence[np.ndarray], batch_size: int = 16
 ) -> list[Reading]:
     """Line crops → readings in input order. The encoder reads batches of identical padded shape (it
     reads batch padding badly, see ocrkit.buckets.same_shape_batches); the decoder then reads the lines
     of all those batches together (`read_batches`). Lines wider than the preprocessing's `longest` (kept at
     the model's height by `windowed` settings) are read by the CTC head in overlapping windows, whatever
     the decoding (they are longer than the decoder's token budget); a model without a CTC head gets them
-    shrunk to fit instead. `routing`: see `read_batches`."""
-    lines = _read_lines(backend, preprocess, crops, decoding, joint, batch_size, routing, keep_frames=False)
+    shrunk to fit instead. `settings.routing`: see `read_batches`."""
+    lines = _read_lines(backend, settings, crops, batch_size, keep_frames=False)
     return [line.reading for line in lines]
 
 
@@ -93,17 +102,11 @@ class PlacedReading:
 
 
 def read_crops_placed(
-    backend: RecognizerBackend,
-    preprocess: LinePreprocess,
-    crops: Sequence[np.ndarray],
-    decoding: str,
-    joint: JointSettings | None = None,
-    batch_size: int = 16,
-    routing: DecoderRouting | None = None,
+    backend: RecognizerBackend, settings: ReadSettings, crops: Sequence[np.ndarray], batch_size: int = 16
 ) -> list[PlacedReading]:
     """`read_crops`, and each reading forced-aligned to the CTC head's frames of the same encoder pass:
     the positions words and searchable PDFs are built from (ocrkit.words)."""
-    lines = _read_lines(backend, preprocess, crops, decoding, joint, batch_size, routing, keep_frames=True)
+    lines = _read_lines(backend, settings, crops, batch_size, keep_frames=True)
     head = backend.ctc_head
     placed = [PlacedReading(*line.reading) for line in lines]
     if head is None:
@@ -135,16 +138,14 @@ class _LineRead:
 
 def _read_lines(
     backend: RecognizerBackend,
-    preprocess: LinePreprocess,
+    settings: ReadSettings,
     crops: Sequence[np.ndarray],
-    decoding: str,
-    joint: JointSettings | None,
     batch_size: int,
-    routing: DecoderRouting | None,
     keep_frames: bool,
 ) -> list[_LineRead]:
     """What `read_crops` and `read_crops_placed` share; `keep_frames` also runs the CTC head where the
     decoding alone would not need it."""
+    preprocess = settings.preprocess
     fitted = [preprocess.apply_scaled(c) for c in crops]
     wide = [i for i, (im, _) in enumerate(fitted) if im.shape[1] > preprocess.longest]
     if wide and backend.ctc_head is None:
@@ -162,7 +163,9 @@ def _read_lines(
         ]
         pixels = [preprocess.batch([images[i] for i in rows]) for rows in batches]
         keep = keep_frames and backend.ctc_head is not None
-        readings, logits = _read_batches(backend, pixels, decoding, joint, 4 * batch_size, routing, keep)
+        readings, logits = _read_batches(
+            backend, pixels, settings.decoding, settings.joint, 4 * batch_size, settings.routing, keep
+        )
         for rows, batch_readings, batch_logits in zip(batches, readings, logits, strict=True):
             for k, (i, reading) in enumerate(zip(rows, batch_readings, strict=True)):
                 out[i].reading = reading

@@ -11,11 +11,8 @@ from transformers import VisionEncoderDecoderModel
 from transformers.utils import logging as hf_logging
 
 from ocrkit.decode.ctc import CtcHead, Decoding
-from ocrkit.decode.joint import JointSettings
-from ocrkit.decode.read import read_crops, read_crops_placed
-from ocrkit.decode.routing import DecoderRouting
+from ocrkit.decode.read import ReadSettings, read_crops, read_crops_placed
 from ocrkit.errors import ModelError
-from ocrkit.line_preprocess import LinePreprocess
 from ocrkit.model_folder import check_folder, chosen_decoding, folder_ctc_head
 from ocrkit.recognition.model import freeze_unused
 from ocrkit.recognition.tokenizer import decode, load_tokenizer
@@ -30,21 +27,15 @@ class Recognizer:
         self,
         model: VisionEncoderDecoderModel,
         tokenizer,
-        preprocess: LinePreprocess,
-        decoding: Decoding = Decoding.ATTENTION,
+        settings: ReadSettings,
         ctc_head: CtcHead | None = None,
-        joint: JointSettings | None = None,
-        routing: DecoderRouting | None = None,
     ) -> None:
-        if decoding.reads_head and ctc_head is None:
-            raise ValueError(f"{decoding} decoding needs a CTC head")
+        if Decoding(settings.decoding).reads_head and ctc_head is None:
+            raise ValueError(f"{settings.decoding} decoding needs a CTC head")
         self.model = model.eval()
         self.tokenizer = tokenizer
-        self.preprocess = preprocess
-        self.decoding = decoding
+        self.settings = settings
         self.ctc_head = ctc_head  # read by ctc and joint decoding, and for lines wider than `longest`
-        self.joint = joint  # joint decoding's gate and weight
-        self.routing = routing  # attention: the lines that keep their CTC reading
         self.backend = TorchBackend(self.model, ctc_head)
         self.glyphs = [decode(tokenizer, [i]) for i in range(len(tokenizer))]  # one token's text, by id
 
@@ -55,7 +46,6 @@ class Recognizer:
         spec = check_folder(model_dir, "recognizer")
         chosen = chosen_decoding(spec, decoding, model_dir)
         ctc_head = folder_ctc_head(model_dir, spec, chosen)
-        joint = spec.joint_settings() if chosen is Decoding.JOINT else None
         tokenizer = load_tokenizer(model_dir)
         verbosity = hf_logging.get_verbosity()
         hf_logging.set_verbosity_error()  # a missing unused ViT pooler is not worth a warning
@@ -66,34 +56,24 @@ class Recognizer:
         finally:
             hf_logging.set_verbosity(verbosity)
         freeze_unused(model)
-        return cls(model, tokenizer, spec.preprocess, chosen, ctc_head, joint, spec.decoder_routing())
+        return cls(model, tokenizer, spec.read_settings(chosen), ctc_head)
 
     @torch.inference_mode()
     def recognize(self, crops: list[np.ndarray], batch_size: int = 16) -> list[tuple[str, float]]:
         """Line crops (HxW[xC] arrays) → [(text, confidence in 0..1)] in input order."""
-        readings = read_crops(
-            self.backend,
-            self.preprocess,
-            crops,
-            self.decoding,
-            self.joint,
-            batch_size,
-            self.routing,
-        )
+        readings = read_crops(self.backend, self.settings, crops, batch_size)
         return [(decode(self.tokenizer, ids), conf) for ids, conf in readings]
 
     @torch.inference_mode()
     def read_placed(self, crops: list[np.ndarray], batch_size: int = 16) -> list[PlacedText]:
         """`recognize`, with where each character sits on its crop (ocrkit.words places words from it)."""
-        readings = read_crops_placed(
-            self.backend, self.preprocess, crops, self.decoding, self.joint, batch_size, self.routing
-        )
+        readings = read_crops_placed(self.backend, self.settings, crops, batch_size)
         return [placed_text(r, decode(self.tokenizer, r.ids), self.glyphs) for r in readings]
 
     @torch.inference_mode()
     def line_confidences(self, crops: list[np.ndarray], batch_size: int = 16) -> list[float]:
         """How sure the CTC head (or without one, the decoder) reads each crop: cheap enough to read a
         page's lines twice (ocrkit.orientation.lines)."""
-        decoding = Decoding.CTC if self.ctc_head is not None else self.decoding
-        readings = read_crops(self.backend, self.preprocess, crops, decoding, self.joint, batch_size)
+        settings = self.settings.ctc_only() if self.ctc_head is not None else self.settings
+        readings = read_crops(self.backend, settings, crops, batch_size)
         return [conf for _, conf in readings]

@@ -35,16 +35,14 @@ class OnnxRecognizer:
     ) -> None:
         folder = Path(folder)
         spec = check_folder(folder, "recognizer")
-        self.prep = spec.preprocess
         config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
         self.start_id = int(config["decoder_start_token_id"])
         self.eos_id = int(config["eos_token_id"])
         self.blank_id = int(config.get("pad_token_id", config["decoder"]["pad_token_id"]))
         self.patch = int(config["encoder"]["patch_size"])
-        self.decoding = chosen_decoding(spec, decoding, folder)
-        self.ctc_head = folder_ctc_head(folder, spec, self.decoding)
-        self.joint = spec.joint_settings() if self.decoding is Decoding.JOINT else None
-        self.routing = spec.decoder_routing()  # attention: the lines that keep their CTC reading
+        chosen = chosen_decoding(spec, decoding, folder)
+        self.ctc_head = folder_ctc_head(folder, spec, chosen)
+        self.settings = spec.read_settings(chosen)
         self.max_positions = int(config["decoder"]["max_position_embeddings"])
         tokenizer_file = folder / "tokenizer.json"
         if not tokenizer_file.is_file():
@@ -54,7 +52,7 @@ class OnnxRecognizer:
         self.glyphs = [self.tokenizer.decode([i], skip_special_tokens=True) for i in range(size)]
         self.encoder = create_session(folder / "encoder_model.onnx", threads, opt_level)
         self.masks_encoder = False
-        if self.decoding is Decoding.CTC:
+        if chosen is Decoding.CTC:
             return  # the CTC head reads the encoder's output: no decoder sessions needed
         self.decoder = create_session(folder / "decoder_model.onnx", DECODER_THREADS, opt_level)
         self.decoder_past = create_session(
@@ -67,21 +65,19 @@ class OnnxRecognizer:
         self.masks_encoder = ENCODER_MASK in {i.name for i in self.decoder.get_inputs()}
 
     def recognize(self, crops: list[np.ndarray], batch_size: int = 16) -> list[tuple[str, float]]:
-        readings = read_crops(self, self.prep, crops, self.decoding, self.joint, batch_size, self.routing)
+        readings = read_crops(self, self.settings, crops, batch_size)
         return [(self.tokenizer.decode(ids, skip_special_tokens=True), conf) for ids, conf in readings]
 
     def read_placed(self, crops: list[np.ndarray], batch_size: int = 16) -> list[PlacedText]:
         """`recognize`, with where each character sits on its crop (ocrkit.words places words from it)."""
-        readings = read_crops_placed(
-            self, self.prep, crops, self.decoding, self.joint, batch_size, self.routing
-        )
+        readings = read_crops_placed(self, self.settings, crops, batch_size)
         texts = [self.tokenizer.decode(r.ids, skip_special_tokens=True) for r in readings]
         return [placed_text(r, text, self.glyphs) for r, text in zip(readings, texts, strict=True)]
 
     def line_confidences(self, crops: list[np.ndarray], batch_size: int = 16) -> list[float]:
         """How sure the CTC head (or without one, the decoder) reads each crop (ocrkit.orientation.lines)."""
-        decoding = Decoding.CTC if self.ctc_head is not None else self.decoding
-        return [conf for _, conf in read_crops(self, self.prep, crops, decoding, self.joint, batch_size)]
+        settings = self.settings.ctc_only() if self.ctc_head is not None else self.settings
+        return [conf for _, conf in read_crops(self, settings, crops, batch_size)]
 
     # -- ocrkit.decode.read.RecognizerBackend ---------------------------------------------------------
     def encode(self, pixels: np.ndarray) -> np.ndarray:

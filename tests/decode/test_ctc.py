@@ -147,7 +147,7 @@ def test_ctc_decoding_matches_an_independent_torch_best_path(ctc_model_dir):
         torch.set_grad_enabled(True)
     # the folder's choice can be overridden; the head stays loaded for lines wider than `longest`
     attention = load_recognizer(folder, decoding="attention")
-    assert attention.decoding == "attention" and attention.ctc_head is not None
+    assert attention.settings.decoding == "attention" and attention.ctc_head is not None
 
 
 def test_ctc_decoding_errors(ctc_model_dir, tmp_path):
@@ -200,7 +200,7 @@ def test_pipeline_reads_with_the_folders_decoding_or_the_override(ctc_model_dir,
         OCR(tiny_detector_dir, folder, decoding="attention").recognizer,
         OCR(tmp_path / "det", tmp_path / "rec", backend="onnx", decoding="attention").recognizer,
     ):
-        assert reader.decoding == "attention" and reader.ctc_head is not None  # kept for wide lines
+        assert reader.settings.decoding == "attention" and reader.ctc_head is not None  # kept for wide lines
     ours, theirs = torch_ctc.read(page), onnx_ctc.read(page)
     assert ours.lines and [ln.text for ln in ours.lines] == [ln.text for ln in theirs.lines]
 
@@ -263,7 +263,8 @@ def gated_copy(folder, out, gate):
 
 def least_sure_frame(recognizer, crop: np.ndarray) -> float:
     """The probability of the best label at the least sure CTC frame of one crop (the gate's measure)."""
-    pixels = recognizer.preprocess.batch([recognizer.preprocess.apply(crop)])
+    preprocess = recognizer.settings.preprocess
+    pixels = preprocess.batch([preprocess.apply(crop)])
     with torch.inference_mode():
         logits = recognizer.backend.ctc_logits(recognizer.backend.encode(pixels), pixels.shape[-2:])
     return float(weakest_frame(logits)[0])

@@ -7,7 +7,7 @@ from ocrkit.decode.budget import greedy_token_budget
 from ocrkit.decode.ctc import best_path
 from ocrkit.decode.greedy import greedy, kept_rows, pad_lengths
 from ocrkit.decode.joint import JointSettings
-from ocrkit.decode.read import read, read_all, read_batches, read_crops
+from ocrkit.decode.read import ReadSettings, read, read_all, read_batches, read_crops
 from ocrkit.decode.routing import DecoderRouting, weakest_frame
 from ocrkit.line_preprocess import LinePreprocess
 
@@ -215,19 +215,19 @@ def width_crops() -> list[np.ndarray]:
 def test_read_crops_decodes_lines_of_every_width_in_one_loop_and_answers_in_input_order():
     preprocess = LinePreprocess(longest=256, max_height=32)
     crops, backend = width_crops(), WidthBackend()
-    readings = read_crops(backend, preprocess, crops, "attention", batch_size=2)
+    readings = read_crops(backend, ReadSettings(preprocess, "attention"), crops, batch_size=2)
     assert [ids for ids, _ in readings] == [[preprocess.apply(c).shape[1] // 16] for c in crops]
     assert (
         len(backend.greedy_calls) == 1
         and sorted(backend.greedy_calls[0], reverse=True) == backend.greedy_calls[0]
     )
-    assert read_crops(WidthBackend(), preprocess, [], "attention") == []
+    assert read_crops(WidthBackend(), ReadSettings(preprocess, "attention"), []) == []
 
 
 def test_without_a_cross_attention_mask_each_line_length_gets_its_own_loop():
     preprocess = LinePreprocess(longest=256, max_height=32)
     crops, backend = width_crops(), WidthBackend(masks_encoder=False)
-    readings = read_crops(backend, preprocess, crops, "attention", batch_size=2)
+    readings = read_crops(backend, ReadSettings(preprocess, "attention"), crops, batch_size=2)
     assert [ids for ids, _ in readings] == [[preprocess.apply(c).shape[1] // 16] for c in crops]
     assert len(backend.greedy_calls) == len({preprocess.apply(c).shape[1] for c in crops})
 

@@ -79,9 +79,10 @@ def test_a_line_of_150_characters_is_read_whole_by_the_shipped_recognizer(tmp_pa
     assert len(SENTENCE) >= 150
     crop = render(SENTENCE)
     recognizer = load_recognizer(resolve("recognizer", "recognizer"))
-    height, width = recognizer.preprocess.apply(crop).shape[:2]
-    assert height == 32 and width <= recognizer.preprocess.longest
-    assert recognizer.decoding == "attention" and recognizer.routing.max_chars < len(SENTENCE)
+    settings = recognizer.settings
+    height, width = settings.preprocess.apply(crop).shape[:2]
+    assert height == 32 and width <= settings.preprocess.longest
+    assert settings.decoding == "attention" and settings.routing.max_chars < len(SENTENCE)
     text = recognizer.recognize([crop])[0][0]
     decoder_only = shipped_with(tmp_path / "decoder_only", decoder_max_chars=None, decoder_gate=None)
     decoded = load_recognizer(decoder_only).recognize([crop])[0][0]
@@ -99,7 +100,7 @@ def test_a_line_wider_than_longest_is_read_in_windows_at_the_models_height(tmp_p
     text = f"{SENTENCE} {SENTENCE}"
     crop = render(text)
     recognizer = load_recognizer(resolve("recognizer", "recognizer"))
-    assert recognizer.preprocess.apply(crop).shape[0] == 32
+    assert recognizer.settings.preprocess.apply(crop).shape[0] == 32
     windowed = recognizer.recognize([crop])[0][0]
     squeezed = load_recognizer(shipped_with(tmp_path / "narrow", windowed=False)).recognize([crop])[0][0]
     assert cer(text, windowed) < 0.1 < 0.3 < cer(text, squeezed)
