@@ -20,6 +20,13 @@ XSI_NS = "http://www.w3.org/2001/XMLSchema-instance"
 NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
 
+def _hocr_span(parent: ET.Element, kind: str, ident: str, bbox: list[float], score: float) -> ET.Element:
+    """An hOCR span of `kind` (ocr_line, ocrx_word) with its box and confidence in percent."""
+    x0, y0, x1, y1 = _ints(bbox)
+    title = f"bbox {x0} {y0} {x1} {y1}; x_wconf {round(100 * score)}"
+    return ET.SubElement(parent, "span", {"class": kind, "id": ident, "title": title})
+
+
 def _ints(bbox: list[float]) -> tuple[int, int, int, int]:
     x0, y0, x1, y1 = (int(round(v)) for v in bbox)
     return x0, y0, max(x1, x0 + 1), max(y1, y0 + 1)
@@ -79,29 +86,11 @@ def to_hocr(page: Page) -> str:
         },
     )
     for n, line in enumerate(page.lines, 1):
-        x0, y0, x1, y1 = _ints(line.bbox)
-        span = ET.SubElement(
-            div,
-            "span",
-            {
-                "class": "ocr_line",
-                "id": f"line_{n}",
-                "title": f"bbox {x0} {y0} {x1} {y1}; x_wconf {round(100 * line.score)}",
-            },
-        )
+        span = _hocr_span(div, "ocr_line", f"line_{n}", line.bbox, line.score)
         if not line.words:
             span.text = line.text
         for k, word in enumerate(line.words, 1):
-            wx0, wy0, wx1, wy1 = _ints(word.bbox)
-            element = ET.SubElement(
-                span,
-                "span",
-                {
-                    "class": "ocrx_word",
-                    "id": f"word_{n}_{k}",
-                    "title": f"bbox {wx0} {wy0} {wx1} {wy1}; x_wconf {round(100 * word.score)}",
-                },
-            )
+            element = _hocr_span(span, "ocrx_word", f"word_{n}_{k}", word.bbox, word.score)
             element.text = word.text  # the indentation between words reads as a space in HTML
     return (
         '<?xml version="1.0" encoding="UTF-8"?>\n'
