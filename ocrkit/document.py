@@ -90,6 +90,9 @@ class Page:
     # lines read as text but less sure than the pipeline's min_confidence: out of the page's text and
     # files, kept so an overlay can show where they were
     unsure: list[Line] = field(default_factory=list)
+    # boxes whose reading is not text (ocrkit.not_text), dropped from the page: kept out of its text and
+    # files too, so an evaluation can count the real lines the filter would lose
+    not_text: list[Line] = field(default_factory=list)
 
     @property
     def text(self) -> str:

@@ -52,6 +52,7 @@ class SubsetScore:
     words_pred: int = 0
     words_ref: int = 0
     nested: int = 0  # predicted boxes mostly inside another predicted box of their page
+    dropped_real: int = 0  # annotated lines only a box dropped as not text would have matched
     seconds: list[float] = field(default_factory=list)
     detections: dict[int, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
 
@@ -61,6 +62,8 @@ class SubsetScore:
         pred_boxes = page.boxes()
         self.lines.add(pred_boxes, gt_boxes)
         self.nested += B.nested_count(pred_boxes)
+        dropped = np.array([ln.bbox for ln in page.not_text], np.float32).reshape(-1, 4)
+        self.dropped_real += lost_to_filter(gt_boxes, pred_boxes, dropped)
         self.detections[image_id] = (pred_boxes, np.array([ln.det_score for ln in page.lines], np.float32))
         ref = row_order_text(gt_boxes, gt_texts)
         hyp = row_order_text(pred_boxes, [ln.text for ln in page.lines])
@@ -87,7 +90,18 @@ class SubsetScore:
             "boxes": self.lines.truth,
             "chars": self.ref_chars,
             "nested": self.nested,
+            "dropped_real": self.dropped_real,
         }
+
+
+def lost_to_filter(gt: np.ndarray, kept: np.ndarray, dropped: np.ndarray, iou: float = 0.5) -> int:
+    """Annotated lines that a dropped box matches (IoU >= `iou`) and no kept box does: the real lines
+    a page filter cost."""
+    if not len(gt) or not len(dropped):
+        return 0
+    hit = (B.iou(gt, dropped) >= iou).any(axis=1)
+    covered = (B.iou(gt, kept) >= iou).any(axis=1) if len(kept) else np.zeros(len(gt), bool)
+    return int((hit & ~covered).sum())
 
 
 def pooled(rows: list[dict[str, float]]) -> dict[str, float]:
@@ -108,6 +122,7 @@ def pooled(rows: list[dict[str, float]]) -> dict[str, float]:
         "boxes": boxes,
         "chars": chars,
         "nested": sum(r.get("nested", 0) for r in rows),
+        "dropped_real": sum(r.get("dropped_real", 0) for r in rows),
     }
 
 

@@ -243,6 +243,7 @@ class OCR:
         self._read_lines([framing.image for framing in framed], found)
         for page, sent, framing in zip(found, images, framed, strict=True):
             text = [line for line in page.lines if is_text(line.text)]
+            page.not_text = [line for line in page.lines if not is_text(line.text)]
             page.lines = [line for line in text if line.rec_score >= cut]
             page.unsure = [line for line in text if line.rec_score < cut]
             page.seconds += per_page
@@ -352,7 +353,7 @@ def to_sent_frame(page: Page, framing: Framing, width: int, height: int) -> None
         corners = np.clip(points_to_sent(corners, framing.turns, width, height), 0, [width, height])
         return [*corners.min(0).tolist(), *corners.max(0).tolist()], corners
 
-    for line in page.lines + page.unsure:
+    for line in page.lines + page.unsure + page.not_text:
         line.bbox, corners = placed(line.bbox)
         if corners is not None:
             line.polygon = corners.tolist()

@@ -102,7 +102,8 @@ def cmd_pages(args: argparse.Namespace) -> int:
     if len(paths) > 1:
         for threshold, rows in by_threshold.items():
             results["all" if threshold is None else f"all (det_score >= {threshold:g})"] = pooled(rows)
-    keys = ["pages", "precision", "recall", "f1", "map", "map50", "cer", "bow_f1", "nested", "s_per_page"]
+    keys = ["pages", "precision", "recall", "f1", "map", "map50", "cer", "bow_f1", "nested", "dropped_real"]
+    keys.append("s_per_page")
     return report(results, keys, args.json)
 
 
