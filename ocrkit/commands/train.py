@@ -35,6 +35,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--val-share", type=float, default=0.1, help="without --val: share of documents kept for it"
     )
+    p.add_argument(
+        "--test",
+        nargs="+",
+        type=Path,
+        default=[],
+        metavar="PATH",
+        help="pages scored once at the end, before and after, and reported apart: nothing is chosen on them",
+    )
     start = p.add_argument_group("models to start from (and the threads to train them with)")
     start.add_argument(
         "--det-model",
@@ -98,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
 
     if not 0.0 < args.val_share < 1.0:
         raise OcrkitError(f"--val-share: expected a share in (0, 1), got {args.val_share}")
-    for path in [*args.paths, *args.val]:
+    for path in [*args.paths, *args.val, *args.test]:
         if not path.exists():
             raise OcrkitError(f"{path}: not found")
     subset = check_subset(args.subset) if args.subset else subset_from_folder(args.paths[0])
@@ -109,6 +117,7 @@ def run(args: argparse.Namespace) -> int:
         out=args.out,
         minutes=args.minutes,
         val_paths=args.val,
+        test_paths=args.test,
         det_model=args.det_model,
         rec_model=args.rec_model,
         only=args.only,

@@ -27,6 +27,7 @@ class UserData:
     val_pages: Path | None
     train_lines: Path | None
     val_lines: Path | None
+    test_pages: Path | None
     summary: ImportSummary
     card: str
 
@@ -61,8 +62,10 @@ def import_user_data(
     provenance: Provenance,
     val_share: float,
     reserved: str,
+    test_paths: list[Path] | None = None,
 ) -> UserData:
-    """Import `paths` (and `val_paths`) into `out` through `importer` (which holds the reserved list)."""
+    """Import `paths` (and `val_paths`, `test_paths`) into `out` through `importer` (which holds the
+    reserved list). Test pages come first: a page given twice lands in test only."""
     files, refused = find_annotations(paths, provenance.fmt)
     importer.summary.failed.update(refused)
     if not files:
@@ -88,7 +91,13 @@ def import_user_data(
             root=where[0] if where[0].is_dir() else where[0].parent,
         )
 
-    # validation first: a page given in both lands in val only (the second import skips it as a duplicate)
+    if test_paths:
+        test_files, refused = find_annotations(test_paths, provenance.fmt)
+        importer.summary.failed.update(refused)
+        if not test_files:
+            raise OcrkitError(f"no usable ground truth in --test {', '.join(map(str, test_paths))}")
+        importer.add(test_files, settings_for("test", test_paths))
+    # validation next: a page given in both lands in val only (the second import skips it as a duplicate)
     val_settings = settings_for("val", val_paths or paths)
     importer.add(val_files, val_settings)
     while not val_paths and not _imported(importer, "val") and len(files) > 1:
@@ -110,6 +119,7 @@ def import_user_data(
         existing(out / "pages" / "coco_val.json"),
         existing(out / "lines" / "train.jsonl"),
         existing(out / "lines" / "val.jsonl"),
+        existing(out / "pages" / "coco_test.json"),
         importer.summary,
         card,
     )

@@ -137,6 +137,23 @@ def markdown(report: dict, card: str) -> str:
         for caveat in _caveats(report, timing):
             lines += ["", caveat]
         lines.append("")
+    test = report.get("test")
+    if test:
+        lines += [
+            f"## The pair on {test['before']['pages']} test pages",
+            "",
+            "Scored once, at the end; no step, threshold or decoding was chosen on these pages.",
+            "",
+            "| | line F1 | precision | recall | page CER | BoW F1 |",
+            "|---|---|---|---|---|---|",
+        ]
+        for side, name in (("before", "before (start models)"), ("after", "after (fine-tuned)")):
+            row = test[side]
+            lines.append(
+                f"| {name} | {_f(row['f1'])} | {_f(row['precision'])} | {_f(row['recall'])} | "
+                f"{_f(row['cer'])} | {_f(row['bow_f1'])} |"
+            )
+        lines.append("")
     lines += ["## Each model on its own validation", ""]
     lines += [
         "| model | steps | s/step | kept step | metric | step 0 | kept |",
@@ -198,8 +215,8 @@ def _caveats(report: dict, timing: dict) -> list[str]:
     """What the pair table cannot show: which pages chose what, and how the speed was taken."""
     said = [
         "These validation pages also chose each model's kept step and the thresholds below, so the "
-        "after-row is measured on the pages it was tuned on and flatters it; score pages no run has seen "
-        "(`python tools/evaluate.py pages --gt …`) before trusting the gain."
+        "after-row is measured on the pages it was tuned on and flatters it; pages no choice was made on "
+        "(`--test PATH`, or `python tools/evaluate.py pages --gt …` later) say what the gain is."
     ]
     if timing:
         said.append(

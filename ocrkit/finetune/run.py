@@ -11,6 +11,7 @@ than running them one after the other with both threads (docs/training.md).
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import signal
@@ -54,6 +55,7 @@ class TrainRequest:
     out: Path
     minutes: float = 30.0
     val_paths: list[Path] = field(default_factory=list)
+    test_paths: list[Path] = field(default_factory=list)  # scored once at the end, never chosen on
     det_model: str | None = None
     rec_model: str | None = None
     only: str | None = None  # det | rec
@@ -117,6 +119,7 @@ def _train(req: TrainRequest, starts: dict[str, Path], recipes: dict, started: f
         req.provenance,
         req.val_share,
         describe_reserved(req.reserved, importer),
+        req.test_paths,
     )
     for line in data.summary.lines_out():
         say(f"import: {line}")
@@ -147,8 +150,9 @@ def _train(req: TrainRequest, starts: dict[str, Path], recipes: dict, started: f
     phases.done("start pair scored")
 
     end_of_training = deadline - eval_seconds - EXPORT_SECONDS - SAFETY * req.minutes * 60
-    if before is not None:  # the side-by-side timing at the end
+    if before is not None:  # the side-by-side timing and the test pages at the end
         end_of_training -= 2 * TIMED_ROUNDS * min(TIMED_PAGES, before["pages"]) * before["s_per_page"]
+        end_of_training -= 2 * page_count(data.test_pages) * before["s_per_page"]
     parallel = req.parallel if req.parallel is not None else (len(kinds) > 1 and threads >= 2)
     jobs = plan_jobs(kinds, recipes, starts, data, work, req, threads, parallel, end_of_training)
     until = time.strftime("%H:%M:%S", time.localtime(jobs[-1].deadline))
@@ -169,6 +173,10 @@ def _train(req: TrainRequest, starts: dict[str, Path], recipes: dict, started: f
         phases.done("shipping and thresholds")
         timing = time_pairs(starts, finals, report_pages, reading, before)
         phases.done("speed in turns")
+    test = None
+    if data.test_pages is not None:
+        test = score_test(starts, finals, data.test_pages, reading)
+        phases.done("test pages")
     if req.export:
         outputs.update(export_models({k: finals[k] for k in runs}, req.out / "onnx"))
         phases.done("ONNX export")
@@ -189,6 +197,7 @@ def _train(req: TrainRequest, starts: dict[str, Path], recipes: dict, started: f
             "before": before,
             "after": after,
             "timed_side_by_side": timing,
+            "test": test,
             "phases_seconds": phases.spent,
             "peak_memory_gb": peak_memory_gb(),
             "runs": runs,
@@ -258,6 +267,24 @@ def time_pairs(
         f"{timing['after']:.2f} s/page after"
     )
     return {**{k: round(v, 3) for k, v in timing.items()}, "pages": count, "rounds": TIMED_ROUNDS}
+
+
+def score_test(starts: dict[str, Path], finals: dict[str, Path], pages: Path, threads: int) -> dict:
+    """Both pairs on the test pages, once: the only scores in the report no choice was made on."""
+    from ocrkit.finetune.scoring import score_pair
+
+    scores = {}
+    for side, pair in (("before", starts), ("after", finals)):
+        scores[side] = score_pair(pair["detector"], pair["recognizer"], pages, threads)
+        say(f"{side} on {scores[side]['pages']} test pages: " + _pair_line(scores[side]))
+    return scores
+
+
+def page_count(coco_path: Path | None) -> int:
+    """Pages in a COCO file (0 for none)."""
+    if coco_path is None:
+        return 0
+    return len(json.loads(coco_path.read_text(encoding="utf-8"))["images"])
 
 
 def peak_memory_gb() -> dict[str, float]:

@@ -113,7 +113,9 @@ def test_train_end_to_end_in_one_minute(tmp_path, capfd, monkeypatch):
     out = tmp_path / "out"
     capfd.readouterr()
     args = ["train", gt, "--out", out, "--minutes", "1", "--det-model", det, "--rec-model", rec]
-    assert main([str(a) for a in [*args, "--reserved", tmp_path / "reserved.tsv"]]) == 0
+    tests = text_pages(tmp_path / "test", 2, seed=5)
+    run_args = [*args, "--reserved", tmp_path / "reserved.tsv", "--test", tmp_path / "test"]
+    assert main([str(a) for a in run_args]) == 0
     printed = capfd.readouterr()
     assert (
         "\r" not in printed.out and "detector: step 0:" in printed.out and "recognizer: done:" in printed.out
@@ -156,7 +158,13 @@ def test_train_end_to_end_in_one_minute(tmp_path, capfd, monkeypatch):
     assert re.search(r"^\d\d:\d\d:\d\d recognizer: step 0:", log, re.M)  # a worker's lines too
     md = (out / "REPORT.md").read_text()
     assert "| before (start models) |" in md and "| after (fine-tuned) |" in md and "| gt | gt |" in md
-    assert "flatters it" in md and "in turns" in md
+    assert "flatters it" in md and "in turns" in md and "## The pair on 2 test pages" in md
+    assert report["test"]["before"]["pages"] == report["test"]["after"]["pages"] == 2
+    trained_on = (out / "data" / "pages" / "coco_train.json").read_text()
+    trained_on += (out / "data" / "pages" / "coco_val.json").read_text()
+    tested_on = (out / "data" / "pages" / "coco_test.json").read_text()
+    digests = [sha256_file(p)[:8] for p in tests]  # imported page names end with their image's digest
+    assert all(d in tested_on and d not in trained_on for d in digests)
     assert (out / "learning_curves.png").read_bytes()[:4] == b"\x89PNG"
     assert (out / "data" / "DATA_CARD.md").is_file()
 

@@ -43,6 +43,8 @@ ANNOTATION_SUFFIXES = (".xml", ".txt", ".csv")
 # (annotation file, its format, the source folder it was found in: everything it names stays inside)
 Annotation = tuple[Path, str, Path]
 
+SPLITS = ("train", "val", "test")  # test: `ocrkit train --test`, scored once at the end, never chosen on
+
 
 @dataclass
 class ImportSettings:
@@ -53,7 +55,7 @@ class ImportSettings:
     rules: TextRules = field(default_factory=TextRules)
     val_share: float = 0.1
     split_by: str = "file"  # file | folder: which path decides a document's split
-    split: str = ""  # train | val: every document goes there (no hash split); "" = split by val_share
+    split: str = ""  # train | val | test: every document goes there (no hash split); "" = by val_share
     max_page_side: int = MAX_PAGE_SIDE
     root: Path | None = None  # paths in provenance are relative to this
 
@@ -360,7 +362,7 @@ class Importer:
         write_atomic(self.out / "lines" / "lines.jsonl", _jsonl(self._lines))
         if self._coco["images"]:
             subsets = sorted({im["subset"] for im in self._coco["images"]})
-            for split in ("train", "val"):
+            for split in SPLITS:
                 self._write_coco(pages / f"coco_{split}.json", lambda im, split=split: im["split"] == split)
                 for subset in subsets:  # per-subset page sets, for weighted mixtures
                     self._write_coco(
@@ -370,7 +372,7 @@ class Importer:
         if self._lines:
             lines = self.out / "lines"
             subsets = sorted({r["subset"] for r in self._lines})
-            for split in ("train", "val"):
+            for split in SPLITS:
                 chosen = [r for r in self._lines if r["split"] == split]
                 if chosen:  # an empty manifest would only fail later, in a trainer
                     write_atomic(lines / f"{split}.jsonl", _jsonl(chosen))
