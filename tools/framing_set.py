@@ -18,17 +18,13 @@ import argparse
 import json
 import random
 import re
-import sys
 from pathlib import Path
 
 import cv2
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from ocrkit.data.framing import paper_level  # noqa: E402
-from ocrkit.io import load_image  # noqa: E402
+from ocrkit.data.framing import paper_level
+from ocrkit.io import load_image
 
 SHOWN = 0.35  # share of a neighbour's height inside the crop
 LINE_NAME = re.compile(r"^(?P<page>.+)_(?P<n>\d{3})\.\w+$")
@@ -127,4 +123,4 @@ def _at_line_height(image: np.ndarray, line_height: int) -> np.ndarray:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    raise SystemExit(main())
