@@ -8,7 +8,7 @@ import os
 import time
 from pathlib import Path
 
-from ocrkit.commands.options import folder, non_negative_int, positive_float
+from ocrkit.commands.options import add_provenance_options, folder, non_negative_int, positive_float
 from ocrkit.errors import OcrkitError
 
 # The list of evaluation files that no importer may take, when --reserved is not given.
@@ -24,19 +24,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     q.add_argument(
         "--out", type=Path, required=True, help="dataset folder to write (pages, crops, manifests)"
     )
-    q.add_argument("--format", default="auto", help="auto | page | alto | sroie | lines")
-    q.add_argument("--license", default="", help="licence recorded on every page and line")
-    q.add_argument("--source", default="", help="provenance recorded on every page, e.g. owner/name@commit")
-    q.add_argument(
-        "--subset", default="", help="subset name of the lines (default: the first SRC's name, printed)"
-    )
+    add_provenance_options(q, "SRC")
     q.add_argument(
         "--val-share",
         type=float,
         default=0.1,
         help="share of documents in the val split (0: none, no val files)",
     )
-    q.add_argument("--case-insensitive", action="store_true", help="transcriptions ignore the print's case")
     _reserved_arg(q)
     q.set_defaults(func=run_import)
 

@@ -80,6 +80,38 @@ def probability(text: str) -> float:
     return value
 
 
+def add_folder_options(group: Any, *, detector: bool = True, recognizer: bool = True) -> None:
+    """--det-model / --rec-model: a model folder, or a shipped model's name."""
+    for wanted, flag, kind in (
+        (detector, "--det-model", "detector"),
+        (recognizer, "--rec-model", "recognizer"),
+    ):
+        if wanted:
+            group.add_argument(
+                flag,
+                type=Path,
+                metavar="DIR_OR_NAME",
+                help=f"{kind} folder, or the name of a shipped model (see `ocrkit models`); "
+                f"default: the shipped {kind}",
+            )
+
+
+def add_provenance_options(parser: argparse.ArgumentParser, first: str) -> None:
+    """How imported ground truth is read and recorded (`data import`, `train`); `first`: what the
+    default subset is named after."""
+    parser.add_argument("--format", default="auto", help="auto | page | alto | sroie | lines")
+    parser.add_argument("--license", default="", help="licence recorded on every page and line")
+    parser.add_argument(
+        "--source", default="", help="provenance recorded on every page, e.g. owner/name@commit"
+    )
+    parser.add_argument(
+        "--subset", default="", help=f"subset name of the lines (default: the first {first}'s name, printed)"
+    )
+    parser.add_argument(
+        "--case-insensitive", action="store_true", help="transcriptions ignore the print's case"
+    )
+
+
 def add_model_options(
     parser: argparse.ArgumentParser,
     *,
@@ -94,22 +126,8 @@ def add_model_options(
     as well as torch (commands that only have a torch path leave it out); `pages`: it reads pages in
     batches (ocrkit.pipeline.OCR.read_many)."""
     g = parser.add_argument_group("models")
-    if detector:
-        g.add_argument(
-            "--det-model",
-            type=Path,
-            metavar="DIR_OR_NAME",
-            help="detector folder, or the name of a shipped model (see `ocrkit models`); "
-            "default: the shipped detector",
-        )
+    add_folder_options(g, detector=detector, recognizer=recognizer)
     if recognizer:
-        g.add_argument(
-            "--rec-model",
-            type=Path,
-            metavar="DIR_OR_NAME",
-            help="recognizer folder, or the name of a shipped model (see `ocrkit models`); "
-            "default: the shipped recognizer",
-        )
         g.add_argument(
             "--decoding",
             choices=DECODINGS,

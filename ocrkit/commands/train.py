@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 
 from ocrkit.commands.data import _reserved_arg, reserved_path
-from ocrkit.commands.options import positive_float, positive_int
+from ocrkit.commands.options import add_folder_options, add_provenance_options, positive_float, positive_int
 from ocrkit.errors import OcrkitError
 
 PREFIXES = {"det": "detector", "rec": "recognizer"}
@@ -44,31 +44,14 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="pages scored once at the end, before and after, and reported apart: nothing is chosen on them",
     )
     start = p.add_argument_group("models to start from (and the threads to train them with)")
-    start.add_argument(
-        "--det-model",
-        type=Path,
-        metavar="DIR_OR_NAME",
-        help="detector folder, or the name of a shipped model (see `ocrkit models`); "
-        "default: the shipped detector",
-    )
-    start.add_argument(
-        "--rec-model",
-        type=Path,
-        metavar="DIR_OR_NAME",
-        help="recognizer folder, or the name of a shipped model (see `ocrkit models`); "
-        "default: the shipped recognizer",
-    )
+    add_folder_options(start)
     start.add_argument(
         "--threads",
         type=positive_int,
-        help="CPU threads for the models; default: the backend's own choice (one per physical core)",
+        help="CPU threads for training and scoring; default: every core (os.cpu_count)",
     )
     p.add_argument("--only", choices=("det", "rec"), help="fine-tune one model; the other stays as it is")
-    p.add_argument("--format", default="auto", help="auto | page | alto | sroie | lines")
-    p.add_argument("--license", default="", help="licence recorded on every page and line")
-    p.add_argument("--source", default="", help="provenance recorded on every page; default: the folder name")
-    p.add_argument("--subset", default="", help="name of the imported subset; default: the first PATH's name")
-    p.add_argument("--case-insensitive", action="store_true", help="transcriptions ignore the print's case")
+    add_provenance_options(p, "PATH")
     p.add_argument(
         "--one-by-one",
         action="store_true",

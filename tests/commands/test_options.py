@@ -37,6 +37,10 @@ def test_every_argument_of_every_command_has_help():
     assert len(COMMANDS) >= 10 and missing == []
 
 
+# `train --threads` splits every core between two training processes: the same name, another default
+OWN_MEANING = {("ocrkit train", "--threads")}
+
+
 @pytest.mark.parametrize(
     "option", ["--batch-size", "--threads", "--backend", "--device", "--rec-model", "--min-confidence"]
 )
@@ -45,7 +49,7 @@ def test_a_shared_option_is_the_same_in_every_command(option):
         name: (action.default, action.type, action.choices, action.help)
         for name, parser in COMMANDS.items()
         for action in parser._actions
-        if option in action.option_strings
+        if option in action.option_strings and (name, option) not in OWN_MEANING
     }
     assert len(seen) >= 2 and len(set(seen.values())) == 1, seen
 
