@@ -345,3 +345,13 @@ def test_show_through_lands_in_the_white_space_away_from_the_lines() -> None:
         assert ghost.min() >= 0.0 and 0.0 < ghost.max() <= 0.4  # fainter than ink
         reached += bool(ghost[320:].max() > 0.02)  # rows more than 80 px below the last line
     assert reached >= 4
+
+
+def test_reading_every_shipped_font_prints_nothing(capfd):
+    """One face's `post` table made fontTools print a warning into `ocrkit train`'s output."""
+    from ocrkit.data.synth import fonts
+
+    faces = sorted({f for files in fonts.STYLES.values() for f in files})
+    assert all(fonts.coverage.__wrapped__(face) for face in faces)
+    out, err = capfd.readouterr()
+    assert out == "" and err == ""

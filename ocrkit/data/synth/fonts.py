@@ -5,6 +5,7 @@ Fonts come only from the package folder (never the system), so generated data is
 
 from __future__ import annotations
 
+import logging
 from functools import lru_cache
 from pathlib import Path
 
@@ -13,6 +14,10 @@ from fontTools.ttLib import TTFont
 from PIL import ImageFont
 
 FONT_DIR = Path(__file__).resolve().parents[2] / "fonts"
+# fontTools reports a harmless quirk of one shipped face's `post` table ("1 extra bytes in post.stringData
+# array") on stderr with no logging set up, in the middle of `ocrkit train`'s output; the glyph table it
+# reads is whole
+logging.getLogger("fontTools.ttLib.tables._p_o_s_t").setLevel(logging.ERROR)
 
 # style class -> font files relative to FONT_DIR. A file may serve several classes (e.g. receipts reuse
 # condensed and mono faces); ocrkit/fonts/README.md documents the same table with licenses.
