@@ -88,6 +88,7 @@ class SubsetScore:
             "bow_f1": 2 * p * r / (p + r) if p + r else 0.0,
             "s_per_page": float(np.median(self.seconds)) if self.seconds else 0.0,
             "boxes": self.lines.truth,
+            "lines_read": self.lines.predicted,
             "chars": self.ref_chars,
             "nested": self.nested,
             "dropped_real": self.dropped_real,

@@ -17,7 +17,7 @@ from ocrkit.evaluation import drop_unconfident, drop_unsure, load_coco, read_coc
 from ocrkit.io import load_image
 from ocrkit.outputs import write_atomic
 
-PAIR_KEYS = ("f1", "precision", "recall", "cer", "bow_f1", "s_per_page")
+PAIR_KEYS = ("f1", "precision", "recall", "cer", "bow_f1", "s_per_page", "lines_read")
 CONFIDENCE_CUTS = (0.0, 0.4, 0.5, 0.6)  # min_confidence values a fine-tuned recognizer may get
 DETECTOR_CUTS = (0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5)  # score_threshold values a fine-tuned detector may get
 CUT_TIE = 0.002  # page CERs this close count as tied; the lowest cut (fewest lines dropped) wins

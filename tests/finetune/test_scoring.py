@@ -76,3 +76,18 @@ def test_ties_go_to_the_higher_line_f1_then_the_lower_reading_cut(tmp_path):
     )
     cuts, scores = choose_cuts(coco, pages, (0.15, 0.35, 0.55))
     assert cuts == Cuts(0.35, 0.0) and scores["f1"] == 1.0
+
+
+def test_the_report_says_why_a_slower_fine_tuned_pair_is_slower():
+    from ocrkit.finetune.report import _caveats
+
+    report = {
+        "before": {"pages": 10, "lines_read": 40},
+        "after": {"pages": 10, "lines_read": 380},
+        "models": {"recognizer": {"decoding": "attention"}},
+    }
+    slower = " ".join(_caveats(report, {"pages": 3, "rounds": 2, "before": 0.98, "after": 1.42}))
+    assert "1.45× the time per page" in slower and "reads 38 lines per validation page" in slower
+    assert "start pair read 4, with attention decoding" in slower
+    same = " ".join(_caveats(report, {"pages": 3, "rounds": 2, "before": 1.0, "after": 1.05}))
+    assert "the time per page" not in same
