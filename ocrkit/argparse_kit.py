@@ -15,12 +15,12 @@ from ocrkit.errors import report_error
 
 
 class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
-    """Adds `(default: …)` to an option's help, except where there is no value to show (None, a flag);
-    such options say in their help what happens without them."""
+    """Adds `(default: …)` to an option's help, except where there is no value to show (None, a flag, an
+    empty string or list); such options say in their help what happens without them."""
 
     def _get_help_string(self, action: argparse.Action) -> str:
         text = action.help or ""
-        if action.default in (None, False, argparse.SUPPRESS) or "%(default)" in text:
+        if action.default in (None, False, "", [], argparse.SUPPRESS) or "%(default)" in text:
             return text
         return super()._get_help_string(action) or text
 

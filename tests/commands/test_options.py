@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import inspect
+import re
 
 import pytest
 
@@ -121,3 +122,13 @@ def test_an_output_folder_that_is_a_file_is_one_error_line(argv, tmp_path, capsy
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and f"must be a folder, and '{afile}' is a file" in err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"]  # nothing was written
+
+
+def test_help_shows_no_empty_default():
+    """An option whose default is empty says what happens without it; "(default: )" says nothing."""
+    empty = [
+        name
+        for name, parser in COMMANDS.items()
+        if re.search(r"\(default: (\[\])?\)", " ".join(parser.format_help().split()))
+    ]
+    assert empty == []
