@@ -12,6 +12,8 @@ import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+import yaml
+
 from ocrkit.errors import ModelError
 from ocrkit.model_folder import SETTINGS_NAME, DetectorSpec, OrientationSpec, RecognizerSpec, Spec, read_spec
 from ocrkit.zoo import open_model_file, weights_digest
@@ -56,7 +58,7 @@ def describe(folder: Path) -> ModelInfo:
         architecture=_architecture(spec, config),
         input=_input(spec),
         decoding=spec.decoding if isinstance(spec, RecognizerSpec) else "",
-        licence=_first(r"^license: *(.+)$", card.split("\n---", 1)[0] if card.startswith("---") else ""),
+        licence=str(front_matter(card).get("license") or ""),
         data_conditions=_conditions(card),
     )
 
@@ -87,6 +89,18 @@ def _json(path: Path) -> dict:
     try:
         data = json.loads(_text(path))
     except (ModelError, ValueError, RecursionError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def front_matter(card: str) -> dict:
+    """The card's YAML metadata block (a Hugging Face model card opens with one); {} without a readable
+    one, so a broken block costs the licence line, not the description."""
+    if not card.startswith("---"):
+        return {}
+    try:
+        data = yaml.safe_load(card[3:].split("\n---", 1)[0])
+    except yaml.YAMLError:
         return {}
     return data if isinstance(data, dict) else {}
 

@@ -34,6 +34,22 @@ def test_show_reads_the_folder_settings_and_card(capsys):
     assert main(["models", "show", "detector", "--json"]) == 0
     detector = json.loads(capsys.readouterr().out)
     assert detector["decoding"] == "" and "CC BY-SA 4.0" in detector["data_conditions"]
+    assert detector["licence"] == "apache-2.0"  # the card's YAML front matter, read as data
+
+
+def test_the_licence_comes_from_the_cards_front_matter_as_yaml(tiny_recognizer_dir, tmp_path, capsys):
+    import shutil
+
+    folder = tmp_path / "carded"
+    shutil.copytree(tiny_recognizer_dir, folder)
+    card = "---\ntags: [ocr]\nlicense: 'cc-by-4.0'   # quoted, with a comment\n---\n\n# my reader 1.0\n"
+    (folder / "MODEL_CARD.md").write_text(card)
+    assert main(["models", "show", str(folder), "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert (info["licence"], info["release"]) == ("cc-by-4.0", "my reader 1.0")
+    (folder / "MODEL_CARD.md").write_text("---\nlicense: [unclosed\n---\n# my reader 1.0\n")
+    assert main(["models", "show", str(folder), "--json"]) == 0  # a broken block costs the licence only
+    assert json.loads(capsys.readouterr().out)["licence"] == ""
 
 
 def test_a_folder_without_a_card_says_so(tiny_recognizer_dir, capsys):
