@@ -64,6 +64,17 @@ def test_a_taller_block_drops_only_lower_scoring_boxes_inside_it():
     assert B.suppress_contained(b, np.array([0.95, 0.9, 0.8, 0.7], np.float32), 0.8).tolist() == [0]
 
 
+def test_a_loose_box_of_the_same_line_drops_the_tight_one_inside_it():
+    loose = [326.1, 676.7, 350.7, 707.4]  # a receipt's "2", boxed twice: 1.6 times as tall, scored lower
+    tight = [337.2, 684.3, 351.9, 703.4]
+    b = np.array([tight, loose], np.float32)
+    assert B.suppress_contained(b, np.array([0.49, 0.32], np.float32), 0.8).tolist() == [1]
+    two_lines = [10, 10, 400, 75]  # a box over two stacked lines, 2.2 times as tall as either
+    first = [10, 10, 400, 40]
+    b = np.array([first, two_lines], np.float32)
+    assert sorted(B.suppress_contained(b, np.array([0.9, 0.5], np.float32), 0.8).tolist()) == [0, 1]
+
+
 def test_nested_count_counts_boxes_inside_another_once():
     line, word, other = [0, 0, 100, 20], [5, 2, 40, 18], [0, 40, 100, 60]
     assert B.nested_count(np.array([line, word, other], np.float32)) == 1

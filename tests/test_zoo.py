@@ -63,7 +63,12 @@ def test_onnx_folder_uses_the_cached_export_of_shipped_models_only(shipped, tmp_
     monkeypatch.setenv("OCRKIT_CACHE", str(tmp_path / "cache"))
     detector = shipped / "detector"
     (detector / "model.safetensors").write_bytes(b"weights")
-    cached = tmp_path / "cache" / "onnx" / f"detector-{zoo.weights_digest(detector)}-layout1"
+    cached = (
+        tmp_path
+        / "cache"
+        / "onnx"
+        / f"detector-{zoo.weights_digest(detector)}-layout{zoo.EXPORT_LAYOUTS['detector']}"
+    )
     cached.mkdir(parents=True)
     write_spec(
         cached, DetectorSpec(PageSizing(64), onnx="detector.onnx")
