@@ -7,7 +7,7 @@ one warm-up page is read per folder. Then, round after round, each folder detect
 folders taking turns within a round, so that a slow spell of the machine hits all of them alike (on a
 2-core cloud CPU two sittings of the same detector differed by a fifth). Prints one markdown row per
 folder: the median and mean seconds per page over all rounds, the spread of the rounds' medians, and the
-letterboxed input size of the median page. Run it beside `tools/benchmark.py pages` (Tesseract,
+letterboxed input size of the median page. Run it beside `benchmarks/pages.py` (Tesseract,
 RapidOCR) in one sitting with nothing else on the CPU.
 """
 

@@ -3,7 +3,7 @@
 Public API (heavy modules load lazily so `import ocrkit` stays fast):
     OCR, Page, Line, Word, Orientation, load_detector, load_recognizer, letterbox, Geometry, PageSizing,
     load_image,
-    InputError, ModelError, train and TrainRequest (what `ocrkit train` runs).
+    InputError, ModelError, train and TrainRequest (what `ocrkit finetune` runs).
 """
 
 from __future__ import annotations

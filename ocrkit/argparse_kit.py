@@ -1,9 +1,9 @@
-"""The argparse parser every ocrkit command line uses: `ocrkit` and its commands, the training tools and
-the scripts in tools/. A bad option is one `ocrkit: error:` line (exit code 2), and `--help` lists each
+"""The argparse parser every ocrkit command line uses: `ocrkit` and its commands, and the scripts in
+tools/. A bad option is one `ocrkit: error:` line (exit code 2), and `--help` lists each
 option's default after its help text.
 
 It knows no ocrkit option (those are declared in ocrkit.commands.options), so every layer that parses a
-command line, the training engine included, can import it without importing the command line.
+command line can import it without importing the command line.
 """
 
 from __future__ import annotations
@@ -28,10 +28,12 @@ class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
 class Parser(argparse.ArgumentParser):
     """The parser of `ocrkit` and of each of its commands (sub-parsers are made of the same class)."""
 
-    def __init__(self, *args, **kwargs) -> None:
+    def __init__(self, *args, hint: str = "", **kwargs) -> None:
+        """`hint`: a sentence added to this parser's errors (what the user most likely meant)."""
         kwargs.setdefault("formatter_class", HelpFormatter)
         super().__init__(*args, **kwargs)
+        self.hint = hint
 
     def error(self, message: str) -> NoReturn:
-        report_error(f"{message} (see {self.prog} --help)")
+        report_error(f"{message} (see {self.prog} --help){'; ' + self.hint if self.hint else ''}")
         self.exit(2)

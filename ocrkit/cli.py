@@ -14,7 +14,10 @@ from ocrkit.errors import OcrkitError, report_error
 from ocrkit.extras import missing_extra
 
 # Each module in ocrkit/commands exposes register(subparsers); the order is the order in --help.
-COMMANDS = ("infer", "detect", "recognize", "models", "synth", "data", "train", "serve")
+COMMANDS = (
+    *("infer", "detect", "recognize", "models", "synth", "data"),
+    *("finetune", "train", "evaluate", "export", "serve"),
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

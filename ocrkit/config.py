@@ -77,7 +77,10 @@ def apply_overrides(data: dict, overrides: list[str]) -> dict:
             node = node.setdefault(part, {})
             if not isinstance(node, dict):
                 raise ConfigError(f"override {item!r}: {part!r} is not a section")
-        node[parts[-1]] = yaml.safe_load(raw)
+        try:
+            node[parts[-1]] = yaml.safe_load(raw)
+        except yaml.YAMLError:
+            raise ConfigError(f"override {item!r}: the value is not valid YAML") from None
     return data
 
 

@@ -123,7 +123,7 @@ def is_shipped(folder: Path) -> bool:
 
 def onnx_folder(folder: Path, kind: Kind) -> Path:
     """The folder the ONNX backend loads for `folder`: a shipped torch model's cached export (made once),
-    any other folder as it is (it must be an export already: tools/export_onnx.py)."""
+    any other folder as it is (it must be an export already: ocrkit export)."""
     return cached_onnx_export(folder, kind) if is_shipped(folder) else folder
 
 

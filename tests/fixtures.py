@@ -292,7 +292,7 @@ def serving(app, root_path: str = "") -> Iterator[str]:
         thread.join(30)
 
 
-# --- annotated pages (PAGE-XML) and tiny start models for `ocrkit train` ---
+# --- annotated pages (PAGE-XML) and tiny start models for `ocrkit finetune` ---
 
 WORDS = ["Total", "Brot", "Milch", "Kasse", "Datum", "Summe", "Preis", "Euro", "Beleg", "Nr"]
 

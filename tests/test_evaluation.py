@@ -4,7 +4,6 @@ import sys
 
 import numpy as np
 import pytest
-from fixtures import REPO
 from PIL import Image
 
 from ocrkit.document import Line, Page
@@ -143,8 +142,18 @@ def test_evaluate_pages_with_ground_truth_boxes(tmp_path, tiny_detector_dir, tin
     (tmp_path / "images").mkdir()
     Image.new("RGB", (400, 200), "white").save(tmp_path / "images" / "p1.jpg")
     out = tmp_path / "scores.json"
-    script = REPO / "tools" / "evaluate.py"
-    cmd = [sys.executable, str(script), "pages", "--gt", str(gt), "--gt-boxes", "--json", str(out)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "ocrkit",
+        "evaluate",
+        "pages",
+        "--gt",
+        str(gt),
+        "--gt-boxes",
+        "--json",
+        str(out),
+    ]
     models = ["--det-model", str(tiny_detector_dir), "--rec-model", str(tiny_recognizer_dir)]
     res = subprocess.run(
         cmd + models + ["--min-confidence", "0.99"], capture_output=True, text=True, timeout=300
@@ -168,8 +177,17 @@ def test_evaluate_misses_counts_every_box_and_draws_the_worst_page(tmp_path, tin
     (tmp_path / "images").mkdir()
     Image.new("RGB", (400, 200), "white").save(tmp_path / "images" / "p1.jpg")
     out, pictures = tmp_path / "misses.json", tmp_path / "pictures"
-    script = REPO / "tools" / "evaluate.py"
-    cmd = [sys.executable, str(script), "misses", "--gt", str(gt), "--det-model", str(tiny_detector_dir)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "ocrkit",
+        "evaluate",
+        "misses",
+        "--gt",
+        str(gt),
+        "--det-model",
+        str(tiny_detector_dir),
+    ]
     res = subprocess.run(
         [*cmd, "--json", str(out), "--pictures", str(pictures), "--threads", "1"],
         capture_output=True,
@@ -185,7 +203,7 @@ def test_evaluate_misses_counts_every_box_and_draws_the_worst_page(tmp_path, tin
 
 
 def test_subsets_are_named_by_folder_for_coco_json_and_by_stem_otherwise(tmp_path):
-    from tools.evaluate import coco_files, subset_name
+    from ocrkit.commands.evaluate import coco_files, subset_name
 
     for name in ["receipts_val.json", "books_val.json"]:
         (tmp_path / name).write_text("{}")

@@ -4,7 +4,7 @@ with the real neighbouring lines' ascenders and descenders in the crop.
   python tools/framing_set.py data/real/lines/group_val.jsonl data/unseen/lines/val.jsonl \
       --per-manifest 60 --out benchmarks/framing
   ocrkit recognize benchmarks/framing/lines.jsonl --out preds.jsonl
-  python tools/evaluate.py rec --gt benchmarks/framing/lines.jsonl --pred preds.jsonl   # one row per framing
+  ocrkit evaluate rec --gt benchmarks/framing/lines.jsonl --pred preds.jsonl   # one row per framing
 
 Each line keeps its subset name with the framing appended (`…/tight`, `…/blank_above`, `…/blank_below`,
 `…/neighbours`), so the CER of each framing is read beside the tight crop's. Neighbours are the lines

@@ -80,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
     config = load_config(config_class, args.config or str(default_config), overrides)
     run_dir = Path(config.train.out_dir)
     if run_dir.exists() and not args.dry_run:
-        shutil.rmtree(run_dir)  # a burst starts fresh; --resume is for tools/train_recognizer.py
+        shutil.rmtree(run_dir)  # a burst starts fresh; --resume is for ocrkit train recognizer
     cuda = torch.cuda.is_available()
     device = torch.cuda.get_device_name(0) if cuda else "cpu"
     import transformers

@@ -1,4 +1,5 @@
-"""`ocrkit models list|show`: the shipped models, and what any model folder is (see ocrkit.model_info)."""
+"""`ocrkit models list|show|ship`: the shipped models, what any model folder is (ocrkit.model_info), and
+a trained folder copied as one to ship (ocrkit.shipping)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ import json
 from pathlib import Path
 
 from ocrkit import zoo
-from ocrkit.errors import ModelError, report_error
+from ocrkit.config import apply_overrides
+from ocrkit.errors import ModelError, OcrkitError, report_error
 from ocrkit.model_info import CARD_NAME, ModelInfo, describe
 
 LABELS = {
@@ -24,9 +26,9 @@ LABELS = {
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("models", help="list the shipped models; show what a model folder is")
+    p = sub.add_parser("models", help="list the shipped models; show what a model folder is; ship one")
     p.set_defaults(func=run_list, json=False)  # `ocrkit models` alone lists them
-    kinds = p.add_subparsers(dest="what", metavar="list|show")
+    kinds = p.add_subparsers(dest="what", metavar="list|show|ship")
     q = kinds.add_parser("list", help="the shipped models: name, kind, version, release")
     q.add_argument("--json", action="store_true", help="one JSON object per model instead of a table")
     q.set_defaults(func=run_list)
@@ -34,6 +36,27 @@ def register(sub: argparse._SubParsersAction) -> None:
     q.add_argument("model", metavar="NAME_OR_DIR", help="a shipped model's name or a model folder")
     q.add_argument("--json", action="store_true", help="a JSON object instead of text")
     q.set_defaults(func=run_show)
+    q = kinds.add_parser(
+        "ship",
+        help="copy a trained model folder as one to ship: fp16 safetensors, chosen inference settings",
+        description="Copy a trained model folder (e.g. runs/NAME/best) into DST as a folder to ship: "
+        "weights as fp16 safetensors, settings in the current format, everything else as is. `--set` "
+        "fixes an inference setting chosen after training, such as a detector's score_threshold or a "
+        "recognizer's joint_gate; a key the model kind does not have is an error.",
+    )
+    q.add_argument("src", type=Path, metavar="SRC", help="the trained model folder")
+    q.add_argument(
+        "dst", type=Path, metavar="DST", help="the folder to write (a model card already in it stays)"
+    )
+    q.add_argument(
+        "--set",
+        dest="settings",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="an inference setting, VALUE read as YAML like a config override (repeatable)",
+    )
+    q.set_defaults(func=run_ship)
 
 
 def run_list(args: argparse.Namespace) -> int:
@@ -88,3 +111,18 @@ def as_text(info: ModelInfo) -> str:
         f"  {label.ljust(width)}  {values[key]}" for key, label in LABELS.items() if values[key]
     ]
     return "\n".join(lines)
+
+
+def run_ship(args: argparse.Namespace) -> int:
+    from ocrkit.model_folder import read_spec, with_settings
+    from ocrkit.shipping import ship
+
+    spec = read_spec(args.src)
+    try:  # a typo in --set would otherwise ship a setting nothing reads
+        spec = with_settings(spec, apply_overrides({}, args.settings), args.src)
+    except ModelError as exc:
+        raise OcrkitError(f"--set: {exc}") from None
+    ship(args.src, args.dst, spec)
+    total = sum(f.stat().st_size for f in args.dst.iterdir()) / 2**20
+    print(f"{args.dst}: {total:.1f} MiB")
+    return 0

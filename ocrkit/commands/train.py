@@ -1,120 +1,97 @@
-"""`ocrkit train`: fine-tune the detector and the recognizer on your own pages in one command."""
+"""`ocrkit train KIND -c CONFIG`: train one model from a YAML config on the one Trainer.
+
+The full-control route for the detector, the recognizer and the page-orientation classifier: the config
+(`configs/<kind>/*.yaml`, with `--set key=value` overrides) says what to read, what to start from and how
+long to train. `ocrkit finetune` is the one-command route for both reading models on your own pages.
+A bad config key or input is one `ocrkit: error:` line, not a traceback.
+"""
 
 from __future__ import annotations
 
 import argparse
-import time
+import importlib
 from pathlib import Path
 
-from ocrkit.commands.data import _reserved_arg, reserved_path
-from ocrkit.commands.options import add_folder_options, add_provenance_options, positive_float, positive_int
-from ocrkit.errors import OcrkitError
-
-PREFIXES = {"det": "detector", "rec": "recognizer"}
+# kind -> (config class, task class), as "module:name"; imported when the kind runs, so --help stays fast
+KINDS = {
+    "detector": ("ocrkit.detection.config:DetectorConfig", "ocrkit.detection.task:DetectionTask"),
+    "recognizer": ("ocrkit.recognition.config:RecognizerConfig", "ocrkit.recognition.task:RecognitionTask"),
+    "orientation": ("ocrkit.orientation.config:OrientationConfig", "ocrkit.orientation.task:OrientationTask"),
+}
+WHAT = {
+    "detector": "a text-line detector (D-FINE or RT-DETR)",
+    "recognizer": "a line recognizer (TrOCR on variable-width lines)",
+    "orientation": "the page-orientation classifier",
+}
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "train",
-        help="fine-tune both models on your ground truth within a time budget, with a before/after report",
-        description="Import PAGE-XML / ALTO / SROIE / line-pair folders, fine-tune the detector and the "
-        "recognizer from the shipped (or given) models within --minutes, and write OUT/detector, "
-        "OUT/recognizer, their ONNX export OUT/onnx/ and OUT/REPORT.md.",
+        help="train one model (detector, recognizer, orientation) from a YAML config",
+        description="Train one model from a YAML config, on one CPU/GPU or several processes "
+        "(`accelerate launch -m ocrkit train ...`). The model folder is <train.out_dir>/model, the best "
+        "validated one <train.out_dir>/best. To fine-tune both reading models on your pages in one "
+        "command, use `ocrkit finetune`.",
+        hint="to fine-tune both reading models on your pages, run `ocrkit finetune PATH ... --out OUT`",
     )
-    p.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="ground-truth files or folders")
-    p.add_argument("--out", type=Path, required=True, help="a new (or empty) folder for everything written")
-    p.add_argument("--minutes", type=positive_float, default=30.0, help="the whole budget, import to report")
+    kinds = p.add_subparsers(dest="kind", metavar="KIND", required=True)
+    for kind, what in WHAT.items():
+        q = kinds.add_parser(kind, help=f"train {what}", description=f"Train {what} from a YAML config.")
+        add_training_options(q, kind)
+        q.set_defaults(func=run)
+
+
+def add_training_options(p: argparse.ArgumentParser, kind: str) -> None:
     p.add_argument(
-        "--val",
-        nargs="+",
-        type=Path,
-        default=[],
-        metavar="PATH",
-        help="validation pages; default: a share of PATH",
+        "-c", "--config", type=Path, required=True, help=f"YAML config, e.g. configs/{kind}/*.yaml"
     )
-    p.add_argument(
-        "--val-share", type=float, default=0.1, help="without --val: share of documents kept for it"
-    )
-    p.add_argument(
-        "--test",
-        nargs="+",
-        type=Path,
-        default=[],
-        metavar="PATH",
-        help="pages scored once at the end, before and after, and reported apart: nothing is chosen on them",
-    )
-    start = p.add_argument_group("models to start from (and the threads to train them with)")
-    add_folder_options(start)
-    start.add_argument(
-        "--threads",
-        type=positive_int,
-        help="CPU threads for training and scoring; default: every core (os.cpu_count)",
-    )
-    p.add_argument("--only", choices=("det", "rec"), help="fine-tune one model; the other stays as it is")
-    add_provenance_options(p, "PATH")
-    p.add_argument(
-        "--one-by-one",
-        action="store_true",
-        help="train the models one after the other with all threads (default: side by side, one thread each)",
-    )
-    p.add_argument("--no-export", action="store_true", help="skip the ONNX export")
     p.add_argument(
         "--set",
         dest="overrides",
         action="append",
         default=[],
-        metavar="det.KEY=VALUE|rec.KEY=VALUE",
-        help="override a recipe key, e.g. --set rec.train.lr=5e-5 --set det.finetune.synth_weight=0",
+        metavar="KEY=VALUE",
+        help="override a config key, e.g. --set train.steps=100 (repeatable)",
     )
-    _reserved_arg(p)
-    p.set_defaults(func=run)
+    p.add_argument(
+        "--resume", action="store_true", help="continue from the latest checkpoint in train.out_dir"
+    )
+    p.add_argument(
+        "--max-minutes",
+        type=float,
+        help="stop after this many minutes, validated and checkpointed (train.max_minutes); the schedule "
+        "still follows train.steps, so --resume continues it exactly",
+    )
+    p.add_argument(
+        "--fit-minutes",
+        type=float,
+        help="fit the run to this many minutes (train.fit_minutes): time a few steps, then set train.steps "
+        "(at most the configured value) so the cosine schedule ends when the time does",
+    )
+    p.add_argument("--device", choices=("auto", "cpu", "cuda"), help="train.device; default: the config's")
 
 
-def split_overrides(items: list[str]) -> dict[str, list[str]]:
-    """`det.train.lr=1e-5` → {"detector": ["train.lr=1e-5"]}."""
-    out: dict[str, list[str]] = {}
-    for item in items:
-        prefix, _, rest = item.partition(".")
-        if prefix not in PREFIXES or not rest:
-            raise OcrkitError(f"--set {item!r}: expected det.KEY=VALUE or rec.KEY=VALUE")
-        out.setdefault(PREFIXES[prefix], []).append(rest)
+def overrides(args: argparse.Namespace) -> list[str]:
+    """The config overrides: every --set, then the options that name a config key."""
+    out = list(args.overrides)
+    for option, key in (("max_minutes", "max_minutes"), ("fit_minutes", "fit_minutes"), ("device", "device")):
+        if getattr(args, option) is not None:
+            out.append(f"train.{key}={getattr(args, option)}")
     return out
 
 
-def run(args: argparse.Namespace) -> int:
-    started = time.time()  # the budget includes loading torch and the models' code (a minute on a busy CPU)
-    from ocrkit.data.ground_truth.importer import check_subset, subset_from_folder
-    from ocrkit.finetune.data import Provenance
-    from ocrkit.finetune.run import TrainRequest, train
+def load(reference: str) -> type:
+    module, _, name = reference.partition(":")
+    return getattr(importlib.import_module(module), name)
 
-    if not 0.0 < args.val_share < 1.0:
-        raise OcrkitError(f"--val-share: expected a share in (0, 1), got {args.val_share}")
-    for path in [*args.paths, *args.val, *args.test]:
-        if not path.exists():
-            raise OcrkitError(f"{path}: not found")
-    subset = check_subset(args.subset) if args.subset else subset_from_folder(args.paths[0])
-    if not args.subset:
-        print(f"subset: {subset} (the first PATH's name; --subset NAME to choose another)")
-    request = TrainRequest(
-        paths=args.paths,
-        out=args.out,
-        minutes=args.minutes,
-        val_paths=args.val,
-        test_paths=args.test,
-        det_model=args.det_model,
-        rec_model=args.rec_model,
-        only=args.only,
-        reserved=reserved_path(args),
-        provenance=Provenance(
-            subset, args.license, args.source, args.format, case_sensitive=not args.case_insensitive
-        ),
-        val_share=args.val_share,
-        parallel=False if args.one_by_one else None,
-        overrides=split_overrides(args.overrides),
-        threads=args.threads or 0,
-        export=not args.no_export,
-        started=started,
-    )
-    train(request)
-    print(f"report: {args.out / 'REPORT.md'}")
+
+def run(args: argparse.Namespace) -> int:
+    from ocrkit.config import load_config, to_dict
+    from ocrkit.engine.trainer import Trainer
+
+    config_ref, task_ref = KINDS[args.kind]
+    config = load_config(load(config_ref), args.config, overrides(args))
+    task = load(task_ref)(config)
+    Trainer(task, config.train, resume=args.resume, config=to_dict(config)).fit()
     return 0

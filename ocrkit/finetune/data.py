@@ -1,4 +1,4 @@
-"""The user's ground truth for `ocrkit train`: imported once, split by document, with its data card.
+"""The user's ground truth for `ocrkit finetune`: imported once, split by document, with its data card.
 
 Validation documents are either given (`--val`) or chosen from the training paths: the `val_share` of
 documents with the lowest hash of their path, at least one, so even five pages give a validation page

@@ -1,4 +1,4 @@
-"""The run's log: what `ocrkit train` prints, each line stamped with the clock time, also kept in a file.
+"""The run's log: what `ocrkit finetune` prints, each line stamped with the clock time, also kept in a file.
 
 A run lasts minutes to hours; a user coming back to it (or reading it after a crash) needs to know when
 each phase began and ended, so every line of standard output gets the time on the console and in

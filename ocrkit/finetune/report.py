@@ -1,4 +1,4 @@
-"""OUT/REPORT.md, OUT/report.json and OUT/learning_curves.png of an `ocrkit train` run.
+"""OUT/REPORT.md, OUT/report.json and OUT/learning_curves.png of an `ocrkit finetune` run.
 
 Before and after, side by side: the pair on validation pages (line F1, page CER, bag-of-words F1, s/page),
 the recognizer's CER on the annotated line boxes, the detector's line F1 during its own validation, and
@@ -216,7 +216,7 @@ def _caveats(report: dict, timing: dict) -> list[str]:
     said = [
         "These validation pages also chose each model's kept step and the thresholds below, so the "
         "after-row is measured on the pages it was tuned on and flatters it; pages no choice was made on "
-        "(`--test PATH`, or `python tools/evaluate.py pages --gt …` later) say what the gain is."
+        "(`--test PATH`, or `ocrkit evaluate pages --gt …` later) say what the gain is."
     ]
     if timing:
         said.append(

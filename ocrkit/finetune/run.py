@@ -1,4 +1,4 @@
-"""`ocrkit train`: import a user's pages, fine-tune both models within a time budget, ship, export, report.
+"""`ocrkit finetune`: import a user's pages, fine-tune both models within a time budget, ship, export, report.
 
 The budget is the whole command. It pays, in order: the import; the start pair's scores on validation
 pages (at most EVAL_SHARE of the budget, the pages read then are read again at the end); the two
@@ -87,7 +87,7 @@ def say(message: str) -> None:
 
 
 def train(req: TrainRequest) -> dict:
-    """Run everything `ocrkit train` does; returns the report (also written to OUT/report.json). What
+    """Run everything `ocrkit finetune` does; returns the report (also written to OUT/report.json). What
     it prints is stamped with the time and kept in OUT/train.log. Everything that can be checked before
     the import is, before anything is written, so a corrected command can use the same --out."""
     started = req.started or time.time()

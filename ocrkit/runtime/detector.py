@@ -20,7 +20,7 @@ class OnnxDetector:
         folder = Path(folder)
         spec = check_folder(folder, "detector")
         if spec.onnx is None:
-            raise ModelError(folder, "not an exported detector folder (run tools/export_onnx.py first)")
+            raise ModelError(folder, "not an exported detector folder (make one with `ocrkit export`)")
         self.spec = spec
         self.session = create_session(folder / spec.onnx, threads, opt_level)
 

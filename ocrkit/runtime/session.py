@@ -18,7 +18,7 @@ OPT_LEVELS = {
 
 def create_session(path: Path, threads: int | None = None, opt_level: str = "all") -> ort.InferenceSession:
     if not path.is_file():
-        raise ModelError(path, "ONNX file not found (run tools/export_onnx.py first)")
+        raise ModelError(path, "ONNX file not found (make one with `ocrkit export`)")
     options = ort.SessionOptions()
     options.graph_optimization_level = OPT_LEVELS[opt_level]
     options.log_severity_level = 3  # errors only: shape-inference warnings are noise here

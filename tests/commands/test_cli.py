@@ -301,7 +301,7 @@ def test_an_onnx_export_given_to_torch_is_one_line_naming_the_backend(tmp_path, 
     from ocrkit.model_folder import DetectorSpec, write_spec
 
     Image.fromarray(page_image()).save(tmp_path / "p.png")
-    det_export = tmp_path / "det_onnx"  # what tools/export_onnx.py writes for a detector: graph + settings
+    det_export = tmp_path / "det_onnx"  # what ocrkit export writes for a detector: graph + settings
     det_export.mkdir()
     write_spec(det_export, DetectorSpec(PageSizing(128), "d_fine", onnx="detector.onnx"))
     (det_export / "detector.onnx").write_bytes(b"graph")

@@ -38,8 +38,11 @@ def test_every_argument_of_every_command_has_help():
     assert len(COMMANDS) >= 10 and missing == []
 
 
-# `train --threads` splits every core between two training processes: the same name, another default
-OWN_MEANING = {("ocrkit train", "--threads")}
+# `finetune --threads` splits every core between two training processes, and `train --device` names where
+# a run trains (auto/cpu/cuda, settled by Accelerate): the same names, another meaning
+OWN_MEANING = {("ocrkit finetune", "--threads")} | {
+    (f"ocrkit train {kind}", "--device") for kind in ("detector", "recognizer", "orientation")
+}
 
 
 @pytest.mark.parametrize(

@@ -71,8 +71,8 @@ def test_packed_shards_load_in_hugging_face_datasets(tmp_path):
 
 
 def test_detector_trains_on_packed_pages_identical_to_the_coco_folder(tmp_path):
+    from ocrkit.cli import main
     from ocrkit.data.coco_dataset import CocoDetectionDataset
-    from tools.train_detector import main
 
     coco = make_coco(tmp_path / "pages", 3)
     pack(coco, tmp_path / "packed")
@@ -83,5 +83,7 @@ def test_detector_trains_on_packed_pages_identical_to_the_coco_folder(tmp_path):
         np.testing.assert_array_equal(folder[i]["pixels"], packed[i]["pixels"])
         np.testing.assert_array_equal(folder[i]["boxes"], packed[i]["boxes"])
     sets = [f"data.train={shards}", f"data.val={coco}", f"train.out_dir={tmp_path / 'run'}", "train.steps=2"]
-    argv = ["-c", str(REPO / "configs/detector/tiny.yaml")] + [x for s in sets for x in ("--set", s)]
+    argv = ["train", "detector", "-c", str(REPO / "configs/detector/tiny.yaml")] + [
+        x for s in sets for x in ("--set", s)
+    ]
     assert main(argv) == 0 and (tmp_path / "run" / "model" / "model.safetensors").is_file()

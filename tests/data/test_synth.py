@@ -348,7 +348,7 @@ def test_show_through_lands_in_the_white_space_away_from_the_lines() -> None:
 
 
 def test_reading_every_shipped_font_prints_nothing(capfd):
-    """One face's `post` table made fontTools print a warning into `ocrkit train`'s output."""
+    """One face's `post` table made fontTools print a warning into `ocrkit finetune`'s output."""
     from ocrkit.data.synth import fonts
 
     faces = sorted({f for files in fonts.STYLES.values() for f in files})

@@ -96,12 +96,14 @@ def test_param_groups_split_backbone_and_norms():
 
 
 def test_train_script_save_and_load_detector(tmp_path):
-    from tools.train_detector import main
+    from ocrkit.cli import main
 
     train, val = make_coco(tmp_path / "train", 4), make_coco(tmp_path / "val", 2, seed=1)
     out = tmp_path / "run"
     rc = main(
         [
+            "train",
+            "detector",
             "-c",
             str(REPO / "configs/detector/tiny.yaml"),
             "--set",

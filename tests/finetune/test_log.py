@@ -1,4 +1,4 @@
-"""`ocrkit train` stamps what it prints with the time and keeps it, standard error too, in a log file."""
+"""`ocrkit finetune` stamps what it prints with the time and keeps it, standard error too, in a log file."""
 
 import re
 import sys

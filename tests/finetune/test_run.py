@@ -1,4 +1,4 @@
-"""`ocrkit train` end to end on tiny models: one-minute budget, report, loadable model folders, reserved
+"""`ocrkit finetune` end to end on tiny models: one-minute budget, report, loadable model folders, reserved
 copies refused; and the pieces it is made of (split, recipes, output folder, options)."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pytest
 from fixtures import REPO, run_cli, text_pages, tiny_start_models
 
 from ocrkit.cli import main
-from ocrkit.commands.train import split_overrides
+from ocrkit.commands.finetune import split_overrides
 from ocrkit.data.ground_truth.importer import Importer, find_annotations, sha256_file
 from ocrkit.errors import OcrkitError
 from ocrkit.finetune.data import Provenance, import_user_data, split_files
@@ -112,7 +112,7 @@ def test_train_end_to_end_in_one_minute(tmp_path, capfd, monkeypatch):
     det, rec = tiny_start_models(tmp_path / "start")
     out = tmp_path / "out"
     capfd.readouterr()
-    args = ["train", gt, "--out", out, "--minutes", "1", "--det-model", det, "--rec-model", rec]
+    args = ["finetune", gt, "--out", out, "--minutes", "1", "--det-model", det, "--rec-model", rec]
     tests = text_pages(tmp_path / "test", 2, seed=5)
     run_args = [*args, "--reserved", tmp_path / "reserved.tsv", "--test", tmp_path / "test"]
     assert main([str(a) for a in run_args]) == 0
@@ -193,7 +193,7 @@ def test_step_by_step_configs_use_the_recipes_training_choices(kind):
 
 @pytest.mark.slow
 def test_sigterm_ends_the_side_by_side_workers(tmp_path):
-    """A supervisor stopping `ocrkit train` signals only the main process: its training workers must end
+    """A supervisor stopping `ocrkit finetune` signals only the main process: its training workers must end
     with it instead of training on, orphaned."""
     import signal
     import subprocess
@@ -237,7 +237,16 @@ def test_recipe_values_and_budget_are_checked_before_the_import(tmp_path, capsys
     """A bad --set or --minutes is one line before anything is read or written, so the corrected
     command can use the same --out."""
     text_pages(tmp_path / "gt", 2)
-    args = ["train", tmp_path / "gt", "--out", tmp_path / "out", "--no-reserved", "--minutes", "3", *options]
+    args = [
+        "finetune",
+        tmp_path / "gt",
+        "--out",
+        tmp_path / "out",
+        "--no-reserved",
+        "--minutes",
+        "3",
+        *options,
+    ]
     code, out, err = run_cli(args, capsys)
     assert code == 2 and message in err, err
     assert len(err.strip().splitlines()) == 1 and "import:" not in out

@@ -1,4 +1,4 @@
-"""`ocrkit train` chooses the fine-tuned models' thresholds on the validation pages: the recognizer's
+"""`ocrkit finetune` chooses the fine-tuned models' thresholds on the validation pages: the recognizer's
 min_confidence and the detector's score cut, together."""
 
 import json

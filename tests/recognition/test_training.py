@@ -7,6 +7,7 @@ import pytest
 import torch
 from fixtures import REPO, write_manifest
 
+from ocrkit.cli import main as cli_main
 from ocrkit.config import ConfigError, from_dict, load_config
 from ocrkit.data.lines_dataset import scan_augment
 from ocrkit.data.manifest import read_manifest
@@ -18,7 +19,6 @@ from ocrkit.model_folder import read_spec
 from ocrkit.recognition.collate import IGNORE
 from ocrkit.recognition.config import RecognizerConfig
 from ocrkit.recognition.task import RecognitionTask
-from tools.train_recognizer import main as train_main
 
 TEXTS = ["Total 12.50", "Grüße", "a longer line of receipt text 3x 4,99", "ID", "Brot 1,20 €", "x y z"]
 
@@ -141,8 +141,10 @@ def test_param_groups_cover_trainable_params_once(manifest, tmp_path):
 
 def test_train_script_two_steps(manifest, tmp_path):
     out = tmp_path / "run"
-    rc = train_main(
+    rc = cli_main(
         [
+            "train",
+            "recognizer",
             "-c",
             "configs/recognizer/tiny.yaml",
             "--set",
@@ -157,7 +159,9 @@ def test_train_script_two_steps(manifest, tmp_path):
     evals = [json.loads(x) for x in (out / "metrics.jsonl").read_text().splitlines() if "eval" in x]
     assert evals and 0.0 <= evals[-1]["eval"]["cer"]
     assert read_spec(out / "model", "recognizer").preprocess.longest == 128
-    assert train_main(["-c", "configs/recognizer/tiny.yaml", "--set", "model.nope=1"]) == 2
+    assert (
+        cli_main(["train", "recognizer", "-c", "configs/recognizer/tiny.yaml", "--set", "model.nope=1"]) == 2
+    )
 
 
 def test_auxiliary_ctc_loss_trains_the_encoder_and_stays_out_of_the_hf_weights(manifest, tmp_path):

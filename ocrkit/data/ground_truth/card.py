@@ -1,6 +1,6 @@
 """DATA_CARD.md for an import: what was taken, from where, under which licence, and what was kept out.
 
-A trained model is only as explainable as the record of its data; `ocrkit data import` and `ocrkit train`
+A trained model is only as explainable as the record of its data; `ocrkit data import` and `ocrkit finetune`
 write this card beside the manifests, `ocrkit data prepare` its own per-source card (sources.py).
 """
 

@@ -43,7 +43,7 @@ ANNOTATION_SUFFIXES = (".xml", ".txt", ".csv")
 # (annotation file, its format, the source folder it was found in: everything it names stays inside)
 Annotation = tuple[Path, str, Path]
 
-SPLITS = ("train", "val", "test")  # test: `ocrkit train --test`, scored once at the end, never chosen on
+SPLITS = ("train", "val", "test")  # test: `ocrkit finetune --test`, scored once at the end, never chosen on
 
 
 @dataclass

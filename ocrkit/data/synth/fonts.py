@@ -15,7 +15,7 @@ from PIL import ImageFont
 
 FONT_DIR = Path(__file__).resolve().parents[2] / "fonts"
 # fontTools reports a harmless quirk of one shipped face's `post` table ("1 extra bytes in post.stringData
-# array") on stderr with no logging set up, in the middle of `ocrkit train`'s output; the glyph table it
+# array") on stderr with no logging set up, in the middle of `ocrkit finetune`'s output; the glyph table it
 # reads is whole
 logging.getLogger("fontTools.ttLib.tables._p_o_s_t").setLevel(logging.ERROR)
 

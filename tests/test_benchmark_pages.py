@@ -1,4 +1,4 @@
-"""tools/benchmark.py pages: each engine in its own child, with detection and recognition timed apart."""
+"""benchmarks/pages.py: each engine in its own child, with detection and recognition timed apart."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 
 from tests.fixtures import REPO, SAMPLES
 
-spec = importlib.util.spec_from_file_location("benchmark_tool", REPO / "tools" / "benchmark.py")
+spec = importlib.util.spec_from_file_location("benchmark_tool", REPO / "benchmarks" / "pages.py")
 benchmark = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(benchmark)
 
@@ -45,8 +45,7 @@ def test_pages_table_splits_detection_and_recognition(tmp_path):
     run = subprocess.run(
         [
             sys.executable,
-            str(REPO / "tools" / "benchmark.py"),
-            "pages",
+            str(REPO / "benchmarks" / "pages.py"),
             str(pages),
             "--engines",
             "ocrkit-torch",

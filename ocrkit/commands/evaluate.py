@@ -1,50 +1,38 @@
-"""Score ocrkit (or any tool writing the same JSON) on real data.
+"""`ocrkit evaluate pages|misses|rec`: score ocrkit (or any tool writing the same JSON) on annotated data.
 
-pages: python tools/evaluate.py pages --gt DIR_OR_COCO... [--pred DIR] [--det-model D --rec-model R]
-       per subset: line P/R/F1@0.5, COCO mAP, page CER (row order), bag-of-words F1, s/page; with
-       several subsets also "all": recall and page CER over all their boxes and characters.
-       Without --pred, runs ocrkit itself (torch or onnx backend) and scores its pages.
-       --min-score 0.2 0.3 0.4: one table per detector score threshold (pick it on validation data
-       from one low-threshold run; it keeps the boxes a run at each threshold keeps, less the few
-       that a lower-scoring box of their own line had absorbed).
-       --gt-boxes: recognise the ground-truth boxes instead of detected ones, so page CER minus this
-       run's CER is what detection costs.
-misses: python tools/evaluate.py misses --gt DIR_OR_COCO... [--det-model D] [--pictures DIR]
-       per subset: detector recall@0.5 by annotated box height and width at the detector's input,
-       the share of boxes no detected box covers by 30 %, and overlays of the pages missing most.
-rec:   python tools/evaluate.py rec --gt lines.jsonl --pred preds.jsonl
-       per subset: CER and WER (micro), case-insensitive for records with "case_sensitive": false.
+pages:  per subset: line P/R/F1@0.5, COCO mAP, page CER (row order), bag-of-words F1, nested boxes, real
+        lines dropped as not text, s/page; with several subsets also "all" (recall and page CER over all
+        their boxes and characters). Without --pred, runs ocrkit itself and scores its pages.
+        --min-score 0.2 0.3 0.4: one table per detector score threshold (pick it on validation data from
+        one low-threshold run). --gt-boxes: read the annotated boxes instead of detecting, so page CER
+        minus this run's is what detection costs.
+misses: per subset: detector recall@0.5 by annotated box height and width at the detector's input, the
+        share of boxes no detected box covers by 30 %, and pictures of the pages missing most.
+rec:    per subset: CER and WER of line readings (`ocrkit recognize --out`), case-free for records with
+        "case_sensitive": false.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import sys
 from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
 
-from ocrkit.argparse_kit import Parser
-from ocrkit.commands.options import probability
-from ocrkit.data.manifest import read_jsonl
-from ocrkit.decode.ctc import DECODINGS
-from ocrkit.evaluation import (
-    drop_unconfident,
-    markdown_table,
-    pooled,
-    read_coco_pages,
-    read_prediction_dir,
-    score_records,
-    score_subset,
-)
+from ocrkit.commands.common import set_torch_threads
+from ocrkit.commands.options import add_model_options, ocr_options, positive_int, probability
+from ocrkit.errors import OcrkitError
+from ocrkit.outputs import write_atomic
 
 
 def coco_files(paths: list[str]) -> list[Path]:
     out = []
     for raw in paths:
         p = Path(raw)
+        if not p.exists():
+            raise OcrkitError(f"{p}: not found")
         out.extend(
             sorted(p.glob("*/coco.json")) + ([p / "coco.json"] if (p / "coco.json").is_file() else [])
             if p.is_dir()
@@ -60,29 +48,29 @@ def subset_name(coco_path: Path) -> str:
 
 
 def run_ocrkit(coco_path: Path, args: argparse.Namespace) -> dict:
+    from ocrkit.evaluation import read_coco_pages
     from ocrkit.pipeline import OCR
 
-    ocr = OCR(
-        args.det_model,
-        args.rec_model,
-        backend=args.backend,
-        threads=args.threads,
-        decoding=args.decoding,
-        min_confidence=args.min_confidence,
-    )
+    ocr = OCR(**ocr_options(args))
     save = Path(args.save_pred) / subset_name(coco_path) if args.save_pred else None
     return read_coco_pages(ocr, coco_path, gt_boxes=args.gt_boxes, save_pred=save)
 
 
 def report(results: dict[str, dict], keys: list[str], json_path: str | None) -> int:
     """Print the results per subset as a table, write them as JSON when asked; the exit code."""
+    from ocrkit.evaluation import markdown_table
+
     print(markdown_table([{"subset": name, **r} for name, r in results.items()], ["subset", *keys]))
     if json_path:
-        Path(json_path).write_text(json.dumps(results, indent=2), encoding="utf-8")
+        write_atomic(Path(json_path), json.dumps(results, indent=2))
     return 0
 
 
 def cmd_pages(args: argparse.Namespace) -> int:
+    from ocrkit.evaluation import drop_unconfident, pooled, read_prediction_dir, score_subset
+
+    if args.gt_boxes and args.pred:
+        raise OcrkitError("--gt-boxes runs the recognizer itself; it cannot score --pred files")
     results, by_threshold = {}, defaultdict(list)
     paths = coco_files(args.gt)
     for coco_path in paths:
@@ -108,8 +96,6 @@ def cmd_pages(args: argparse.Namespace) -> int:
 
 
 def cmd_misses(args: argparse.Namespace) -> int:
-    import torch
-
     from ocrkit import boxes as B
     from ocrkit import zoo
     from ocrkit.detection import load_detector
@@ -118,9 +104,9 @@ def cmd_misses(args: argparse.Namespace) -> int:
     from ocrkit.io import load_image
     from ocrkit.model_folder import read_spec
 
-    torch.set_num_threads(args.threads)
+    set_torch_threads(args.threads)
     det_dir = zoo.resolve(args.det_model, "detector")
-    detector, spec = load_detector(det_dir), read_spec(det_dir, "detector")
+    detector, spec = load_detector(det_dir, args.device), read_spec(det_dir, "detector")
     results: dict[str, dict] = {}
     for coco_path in coco_files(args.gt):
         coco, counts, worst = load_coco(coco_path), MissCounts(), []
@@ -143,7 +129,7 @@ def cmd_misses(args: argparse.Namespace) -> int:
                 print(f"{out}: {missed} of {len(hits)} annotated lines missed")
     print(misses_table(results))
     if args.json:
-        Path(args.json).write_text(json.dumps(results, indent=2), encoding="utf-8")
+        write_atomic(Path(args.json), json.dumps(results, indent=2))
     return 0
 
 
@@ -163,53 +149,45 @@ def misses_table(results: dict[str, dict]) -> str:
 
 
 def cmd_rec(args: argparse.Namespace) -> int:
+    from ocrkit.data.manifest import read_jsonl
+    from ocrkit.evaluation import score_records
+
     gt, pred = read_jsonl(args.gt, "ground truth"), read_jsonl(args.pred, "predictions")
     return report(score_records(gt, pred), ["lines", "cer", "wer"], args.json)
 
 
-def main() -> int:
-    parser = Parser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = parser.add_subparsers(dest="cmd", required=True)
-    p = sub.add_parser("pages", help="end-to-end page scores against COCO GT with text")
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser(
+        "evaluate",
+        help="score pages, detector misses or line readings against annotated data",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    what = parser.add_subparsers(dest="what", metavar="pages|misses|rec", required=True)
+    p = what.add_parser("pages", help="end-to-end page scores against COCO files with line texts")
     p.add_argument("--gt", nargs="+", required=True, help="coco.json files, or folders of <subset>/coco.json")
     p.add_argument("--pred", help="folder of <stem>.json predictions (or <subset>/<stem>.json)")
-    p.add_argument("--det-model")
-    p.add_argument("--rec-model")
-    p.add_argument("--backend", default="torch", choices=("torch", "onnx"))
-    p.add_argument("--decoding", choices=DECODINGS, help="override the recognizer's own decoding")
-    p.add_argument(
-        "--min-confidence",
-        type=probability,
-        help="drop lines read less sure than this (0 keeps every line); default: the recognizer's setting",
-    )
-    p.add_argument("--threads", type=int, default=2)
+    add_model_options(p)
     p.add_argument("--save-pred", help="with no --pred: also write ocrkit's page JSON here")
     p.add_argument("--json", help="write the results table as JSON")
-    p.add_argument("--min-score", type=float, nargs="+", help="also score with these detector thresholds")
+    p.add_argument(
+        "--min-score", type=probability, nargs="+", help="also score with these detector thresholds"
+    )
     p.add_argument(
         "--gt-boxes",
         action="store_true",
-        help="read the ground-truth line boxes instead of detecting (the recognizer's share of page CER)",
+        help="read the annotated line boxes instead of detecting (the recognizer's share of page CER)",
     )
     p.set_defaults(func=cmd_pages)
-    m = sub.add_parser("misses", help="detector recall by box size, uncovered boxes, pictures of misses")
+    m = what.add_parser("misses", help="detector recall by box size, uncovered boxes, pictures of misses")
     m.add_argument("--gt", nargs="+", required=True, help="coco.json files, or folders of <subset>/coco.json")
-    m.add_argument("--det-model")
-    m.add_argument("--threads", type=int, default=2)
+    add_model_options(m, recognizer=False, backend=False)
     m.add_argument("--pictures", help="write overlays of the pages with the most missed lines here")
-    m.add_argument("--per-subset", type=int, default=2, help="pictures per subset")
+    m.add_argument("--per-subset", type=positive_int, default=2, help="pictures per subset")
     m.add_argument("--json", help="write the counts as JSON")
     m.set_defaults(func=cmd_misses)
-    r = sub.add_parser("rec", help="CER/WER of recognizer predictions against a lines.jsonl manifest")
-    r.add_argument("--gt", required=True)
-    r.add_argument("--pred", required=True)
-    r.add_argument("--json")
+    r = what.add_parser("rec", help="CER/WER of line readings against a lines.jsonl manifest")
+    r.add_argument("--gt", required=True, help="lines.jsonl with the true texts")
+    r.add_argument("--pred", required=True, help="the readings, as `ocrkit recognize --out` writes them")
+    r.add_argument("--json", help="write the results table as JSON")
     r.set_defaults(func=cmd_rec)
-    args = parser.parse_args()
-    if getattr(args, "gt_boxes", False) and args.pred:
-        parser.error("--gt-boxes runs the recognizer itself; it cannot score --pred files")
-    return args.func(args)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

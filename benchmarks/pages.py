@@ -1,12 +1,12 @@
 """Speed race on real pages: ocrkit (torch, onnx, onnx-int8) beside the peers, same pages, same machine.
 
-  python tools/benchmark.py pages DIR_OR_COCO [--engines ocrkit-torch,ocrkit-onnx,...] [--threads 2]
+  python benchmarks/pages.py DIR_OR_COCO [--engines ocrkit-torch,ocrkit-onnx,...] [--threads 2]
          [--det-model DIR] [--rec-model DIR] [--onnx OUT] [--onnx-int8 OUT-int8]
          [--peers ~/.cache/ocr-peers] [--peer-script run_peer.py] [--work runs/bench]
 
 Each engine runs in its own child process (one process tree), loads its models once, warms up on one
 page, then reads every page once; the table gives median s/page, peak RSS (MiB) and, when the pages
-come with a COCO file that has line texts, the accuracy columns of tools/evaluate.py (line F1, page
+come with a COCO file that has line texts, the accuracy columns of ocrkit evaluate (line F1, page
 CER in row order, bag-of-words F1). Peers (tesseract, rapidocr3) run through a harness script
 (--peer-script or $OCRKIT_PEER_SCRIPT; it takes --engine NAME --threads N --out DIR IMAGES... and writes
 the same JSON per page) with the Python of the venv under --peers; missing ones are skipped.
@@ -190,19 +190,26 @@ def cmd_pages(args: argparse.Namespace) -> int:
     return 0
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    sub = parser.add_subparsers(dest="cmd", required=True)
-    p = sub.add_parser("pages", help="median s/page, peak RSS and accuracy per engine")
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["_child"]:  # one engine, inside its own process (started by cmd_pages)
+        c = argparse.ArgumentParser(prog="pages.py _child")
+        c.add_argument("images", nargs="+")
+        c.add_argument("--backend", default="torch")
+        c.add_argument("--models")
+        c.add_argument("--det-model")
+        c.add_argument("--rec-model")
+        c.add_argument("--threads", type=int, default=2)
+        c.add_argument("--out", required=True)
+        return child_ocrkit(c.parse_args(argv[1:]))
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("pages", help="a folder of page images, or a COCO json (or a folder holding coco.json)")
     p.add_argument("--engines", default="ocrkit-torch,ocrkit-onnx,ocrkit-onnx-int8,tesseract,rapidocr3")
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--det-model", help="detector folder for ocrkit-torch (default: the shipped one)")
     p.add_argument("--rec-model", help="recognizer folder for ocrkit-torch (default: the shipped one)")
-    p.add_argument("--onnx", help="tools/export_onnx.py output folder (fp32)")
-    p.add_argument("--onnx-int8", help="tools/export_onnx.py --quantize int8 output folder")
+    p.add_argument("--onnx", help="ocrkit export output folder (fp32)")
+    p.add_argument("--onnx-int8", help="ocrkit export --quantize int8 output folder")
     p.add_argument("--peers", default=os.environ.get("PEERS", "~/.cache/ocr-peers"))
     p.add_argument(
         "--peer-script",
@@ -210,18 +217,7 @@ def main() -> int:
         help="harness that runs a peer engine (default: $OCRKIT_PEER_SCRIPT; without it peers are skipped)",
     )
     p.add_argument("--work", default="runs/bench")
-    p.set_defaults(func=cmd_pages)
-    c = sub.add_parser("_child", help=argparse.SUPPRESS)
-    c.add_argument("images", nargs="+")
-    c.add_argument("--backend", default="torch")
-    c.add_argument("--models")
-    c.add_argument("--det-model")
-    c.add_argument("--rec-model")
-    c.add_argument("--threads", type=int, default=2)
-    c.add_argument("--out", required=True)
-    c.set_defaults(func=child_ocrkit)
-    args = parser.parse_args()
-    return args.func(args)
+    return cmd_pages(p.parse_args(argv))
 
 
 if __name__ == "__main__":
