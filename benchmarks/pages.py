@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import platform
 import statistics
 import subprocess
 import sys
@@ -187,7 +188,26 @@ def cmd_pages(args: argparse.Namespace) -> int:
     print(markdown_table(rows, keys))
     Path(args.work).mkdir(parents=True, exist_ok=True)
     (Path(args.work) / "results.json").write_text(json.dumps(rows, indent=2), encoding="utf-8")
+    if args.record:
+        from ocrkit.results import append_records, new_records
+
+        data = coco_path.parent.name if coco_path and coco_path.name == "coco.json" else src.stem
+        context = {"threads": args.threads, "cpu": cpu_name(), "pages": len(images)}
+        for row in rows:
+            metrics = {k: v for k, v in row.items() if k != "engine"}
+            append_records(Path(args.record), new_records("speed", row["engine"], {data: metrics}, **context))
     return 0
+
+
+def cpu_name() -> str:
+    """The CPU's model name (Linux), so a recorded speed says what it was measured on."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -217,6 +237,7 @@ def main(argv: list[str] | None = None) -> int:
         help="harness that runs a peer engine (default: $OCRKIT_PEER_SCRIPT; without it peers are skipped)",
     )
     p.add_argument("--work", default="runs/bench")
+    p.add_argument("--record", help="also append each engine's row, dated, to this results file")
     return cmd_pages(p.parse_args(argv))
 
 

@@ -56,14 +56,37 @@ def run_ocrkit(coco_path: Path, args: argparse.Namespace) -> dict:
     return read_coco_pages(ocr, coco_path, gt_boxes=args.gt_boxes, save_pred=save)
 
 
-def report(results: dict[str, dict], keys: list[str], json_path: str | None) -> int:
-    """Print the results per subset as a table, write them as JSON when asked; the exit code."""
+def report(results: dict[str, dict], keys: list[str], args: argparse.Namespace, **context) -> int:
+    """Print the results per subset as a table, write them as JSON and append them to a results file
+    (ocrkit.results) when asked; the exit code."""
     from ocrkit.evaluation import markdown_table
 
     print(markdown_table([{"subset": name, **r} for name, r in results.items()], ["subset", *keys]))
-    if json_path:
-        write_atomic(Path(json_path), json.dumps(results, indent=2))
+    if args.json:
+        write_atomic(Path(args.json), json.dumps(results, indent=2))
+    if args.record:
+        from ocrkit.results import append_records, new_records
+
+        kind = "crops" if args.what == "rec" else "pages"
+        append_records(args.record, new_records(kind, args.engine, results, **context))
     return 0
+
+
+def add_record_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--record",
+        type=Path,
+        metavar="RESULTS_JSONL",
+        help="also append each subset's scores, dated, to this results file (e.g. results/results.jsonl)",
+    )
+    p.add_argument(
+        "--engine", help="with --record: what was measured, e.g. 'detector 0.7.0 + recognizer 0.10.0'"
+    )
+
+
+def check_record_options(args: argparse.Namespace) -> None:
+    if args.record and not args.engine:
+        raise OcrkitError("--record needs --engine: the name the results file keeps the scores under")
 
 
 def cmd_pages(args: argparse.Namespace) -> int:
@@ -71,6 +94,7 @@ def cmd_pages(args: argparse.Namespace) -> int:
 
     if args.gt_boxes and args.pred:
         raise OcrkitError("--gt-boxes runs the recognizer itself; it cannot score --pred files")
+    check_record_options(args)
     results, by_threshold = {}, defaultdict(list)
     paths = coco_files(args.gt)
     for coco_path in paths:
@@ -92,7 +116,8 @@ def cmd_pages(args: argparse.Namespace) -> int:
             results["all" if threshold is None else f"all (det_score >= {threshold:g})"] = pooled(rows)
     keys = ["pages", "precision", "recall", "f1", "map", "map50", "cer", "bow_f1", "nested", "dropped_real"]
     keys.append("s_per_page")
-    return report(results, keys, args.json)
+    context = {} if args.pred else {"backend": args.backend, "threads": args.threads}
+    return report(results, keys, args, **context)
 
 
 def cmd_misses(args: argparse.Namespace) -> int:
@@ -152,8 +177,9 @@ def cmd_rec(args: argparse.Namespace) -> int:
     from ocrkit.data.manifest import read_jsonl
     from ocrkit.evaluation import score_records
 
+    check_record_options(args)
     gt, pred = read_jsonl(args.gt, "ground truth"), read_jsonl(args.pred, "predictions")
-    return report(score_records(gt, pred), ["lines", "cer", "wer"], args.json)
+    return report(score_records(gt, pred), ["lines", "cer", "wer"], args)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -170,6 +196,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_model_options(p)
     p.add_argument("--save-pred", help="with no --pred: also write ocrkit's page JSON here")
     p.add_argument("--json", help="write the results table as JSON")
+    add_record_options(p)
     p.add_argument(
         "--min-score", type=probability, nargs="+", help="also score with these detector thresholds"
     )
@@ -190,4 +217,5 @@ def register(sub: argparse._SubParsersAction) -> None:
     r.add_argument("--gt", required=True, help="lines.jsonl with the true texts")
     r.add_argument("--pred", required=True, help="the readings, as `ocrkit recognize --out` writes them")
     r.add_argument("--json", help="write the results table as JSON")
+    add_record_options(r)
     r.set_defaults(func=cmd_rec)
