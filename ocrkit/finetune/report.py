@@ -106,7 +106,8 @@ def _f(value: object, digits: int = 3) -> str:
 
 
 def markdown(report: dict, card: str) -> str:
-    before, after = report.get("before"), report.get("after")
+    """REPORT.md: the pair before and after on the validation and test pages, each model on its own
+    validation, the settings chosen, where the budget went, how to use the models, the data card."""
     lines = [
         "# Fine-tuning report",
         "",
@@ -115,47 +116,63 @@ def markdown(report: dict, card: str) -> str:
         + ".",
         "",
     ]
-    if before is not None:
-        lines += [
-            f"## The pair on {before['pages']} validation pages",
-            "",
-            "| | line F1 | precision | recall | page CER | BoW F1 | CER on annotated boxes "
-            "| s/page in turns |",
-            "|---|---|---|---|---|---|---|---|",
-        ]
-        timing = report.get("timed_side_by_side") or {}
-        for side, name, row in (
-            ("before", "before (start models)", before),
-            ("after", "after (fine-tuned)", after),
-        ):
-            if row is not None:
-                lines.append(
-                    f"| {name} | {_f(row['f1'])} | {_f(row['precision'])} | {_f(row['recall'])} | "
-                    f"{_f(row['cer'])} | {_f(row['bow_f1'])} | {_f(row.get('box_cer'))} | "
-                    f"{_f(timing.get(side), 2)} |"
-                )
-        for caveat in _caveats(report, timing):
-            lines += ["", caveat]
-        lines.append("")
-    test = report.get("test")
-    if test:
-        lines += [
-            f"## The pair on {test['before']['pages']} test pages",
-            "",
-            "Scored once, at the end; no step, threshold or decoding was chosen on these pages.",
-            "",
-            "| | line F1 | precision | recall | page CER | BoW F1 |",
-            "|---|---|---|---|---|---|",
-        ]
-        for side, name in (("before", "before (start models)"), ("after", "after (fine-tuned)")):
-            row = test[side]
+    lines += _pair_section(report) + _test_section(report) + _models_section(report)
+    lines += _run_section(report) + _usage_section(report)
+    lines += card.splitlines()[2:]  # the card without its title
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _pair_section(report: dict) -> list[str]:
+    before, after = report.get("before"), report.get("after")
+    if before is None:
+        return []
+    lines = [
+        f"## The pair on {before['pages']} validation pages",
+        "",
+        "| | line F1 | precision | recall | page CER | BoW F1 | CER on annotated boxes | s/page in turns |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    timing = report.get("timed_side_by_side") or {}
+    for side, name, row in (
+        ("before", "before (start models)", before),
+        ("after", "after (fine-tuned)", after),
+    ):
+        if row is not None:
             lines.append(
                 f"| {name} | {_f(row['f1'])} | {_f(row['precision'])} | {_f(row['recall'])} | "
-                f"{_f(row['cer'])} | {_f(row['bow_f1'])} |"
+                f"{_f(row['cer'])} | {_f(row['bow_f1'])} | {_f(row.get('box_cer'))} | "
+                f"{_f(timing.get(side), 2)} |"
             )
-        lines.append("")
-    lines += ["## Each model on its own validation", ""]
-    lines += [
+    for caveat in _caveats(report, timing):
+        lines += ["", caveat]
+    return lines + [""]
+
+
+def _test_section(report: dict) -> list[str]:
+    test = report.get("test")
+    if not test:
+        return []
+    lines = [
+        f"## The pair on {test['before']['pages']} test pages",
+        "",
+        "Scored once, at the end; no step, threshold or decoding was chosen on these pages.",
+        "",
+        "| | line F1 | precision | recall | page CER | BoW F1 |",
+        "|---|---|---|---|---|---|",
+    ]
+    for side, name in (("before", "before (start models)"), ("after", "after (fine-tuned)")):
+        row = test[side]
+        lines.append(
+            f"| {name} | {_f(row['f1'])} | {_f(row['precision'])} | {_f(row['recall'])} | "
+            f"{_f(row['cer'])} | {_f(row['bow_f1'])} |"
+        )
+    return lines + [""]
+
+
+def _models_section(report: dict) -> list[str]:
+    lines = [
+        "## Each model on its own validation",
+        "",
         "| model | steps | s/step | kept step | metric | step 0 | kept |",
         "|---|---|---|---|---|---|---|",
     ]
@@ -170,7 +187,12 @@ def markdown(report: dict, card: str) -> str:
                 f"| {kind} | {m['steps']} | {_f(m['s_per_step'], 2)} | {m['best_step']} | {key} | "
                 f"{_f((m['before'] or {}).get(key))} | {_f((m['after'] or {}).get(key))} |"
             )
-    plan = report["plan"]
+    return lines
+
+
+def _run_section(report: dict) -> list[str]:
+    """The settings chosen, where the budget went, peak memory and the training plan."""
+    lines: list[str] = []
     for kind, key, sentence in CHOSEN_SETTINGS:
         value = report["models"].get(kind, {}).get(key)
         if value is not None and value != "":
@@ -186,7 +208,8 @@ def markdown(report: dict, card: str) -> str:
             f"Peak memory: {memory['main']:.1f} GB in the command, {memory['largest_worker']:.1f} GB in its "
             "largest training process.",
         ]
-    lines += [
+    plan = report["plan"]
+    return lines + [
         "",
         f"Training plan: {'side by side' if plan['side_by_side'] else 'one after the other'}, "
         f"{plan['threads_per_model']} thread(s) per model; the schedules were fitted to the budget and the "
@@ -194,21 +217,24 @@ def markdown(report: dict, card: str) -> str:
         "",
         f"![learning curves]({CURVES})",
         "",
-        "## Using the models",
-        "",
-        "```bash",
     ]
+
+
+def _usage_section(report: dict) -> list[str]:
     outputs = report["outputs"]
     det = outputs.get("detector", report["start_models"]["detector"])
     rec = outputs.get("recognizer", report["start_models"]["recognizer"])
-    lines.append(f"ocrkit infer page.png --det-model {det} --rec-model {rec}")
+    lines = [
+        "## Using the models",
+        "",
+        "```bash",
+        f"ocrkit infer page.png --det-model {det} --rec-model {rec}",
+    ]
     if "onnx_detector" in outputs or "onnx_recognizer" in outputs:
         onnx_det = outputs.get("onnx_detector", "detector")
         onnx_rec = outputs.get("onnx_recognizer", "recognizer")
         lines.append(f"ocrkit infer page.png --backend onnx --det-model {onnx_det} --rec-model {onnx_rec}")
-    lines += ["```", "", "## Data"]
-    lines += card.splitlines()[2:]  # the card without its title
-    return "\n".join(lines).rstrip() + "\n"
+    return lines + ["```", "", "## Data"]
 
 
 def _caveats(report: dict, timing: dict) -> list[str]:

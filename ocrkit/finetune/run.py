@@ -104,12 +104,10 @@ def train(req: TrainRequest) -> dict:
         return _train(req, starts, recipes, started)
 
 
-def _train(req: TrainRequest, starts: dict[str, Path], recipes: dict, started: float) -> dict:
+def _import(req: TrainRequest) -> UserData:
+    """The user's pages imported once (the reserved list refused), with what was imported said."""
     from ocrkit.data.ground_truth.reserve import describe_reserved, guarded_importer
 
-    deadline = started + req.minutes * 60
-    phases = Phases(started)
-    work = req.out / "work"
     importer = guarded_importer(req.out / "data", req.reserved)
     data = import_user_data(
         req.paths,
@@ -123,30 +121,40 @@ def _train(req: TrainRequest, starts: dict[str, Path], recipes: dict, started: f
     )
     for line in data.summary.lines_out():
         say(f"import: {line}")
+    return data
+
+
+def _score_start(
+    req: TrainRequest, starts: dict[str, Path], data: UserData, reading: int, work: Path
+) -> tuple[Path | None, dict | None]:
+    """The start pair on the validation pages (within its share of the budget): the pages it scored and
+    its scores, or (None, None) without validation pages."""
+    if data.val_pages is None:
+        say("no validation pages (only line images): the pair is not scored, only the recognizer")
+        return None, None
+    from ocrkit.finetune.scoring import score_pair_within
+
+    report_pages, before = score_pair_within(
+        starts["detector"], starts["recognizer"], data.val_pages, EVAL_SHARE * req.minutes * 60, reading, work
+    )
+    say(f"start pair on {before['pages']} validation pages: " + _pair_line(before))
+    return report_pages, before
+
+
+def _train(req: TrainRequest, starts: dict[str, Path], recipes: dict, started: float) -> dict:
+    deadline = started + req.minutes * 60
+    phases = Phases(started)
+    work = req.out / "work"
+    data = _import(req)
     phases.done("import")
     kinds = trainable(req.only, data)
     threads = req.threads or os.cpu_count() or 1
     reading = max(1, threads // 2)  # threads for page scoring (see READING)
     work.mkdir(parents=True, exist_ok=True)
 
-    report_pages, before = None, None
-    if data.val_pages is not None:
-        from ocrkit.finetune.scoring import score_pair_within
-
-        t = time.time()
-        report_pages, before = score_pair_within(
-            starts["detector"],
-            starts["recognizer"],
-            data.val_pages,
-            EVAL_SHARE * req.minutes * 60,
-            reading,
-            work,
-        )
-        eval_seconds = time.time() - t
-        say(f"start pair on {before['pages']} validation pages: " + _pair_line(before))
-    else:
-        eval_seconds = 0.0
-        say("no validation pages (only line images): the pair is not scored, only the recognizer")
+    t = time.time()
+    report_pages, before = _score_start(req, starts, data, reading, work)
+    eval_seconds = time.time() - t
     phases.done("start pair scored")
 
     end_of_training = deadline - eval_seconds - EXPORT_SECONDS - SAFETY * req.minutes * 60
