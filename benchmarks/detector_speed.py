@@ -21,9 +21,9 @@ import time
 from pathlib import Path
 
 from ocrkit.export.detector import export_detector
-from ocrkit.io import IMAGE_SUFFIXES, load_image
-from ocrkit.model_folder import read_spec
-from ocrkit.preprocess import padded_size
+from ocrkit.hub.model_folder import read_spec
+from ocrkit.images.io import IMAGE_SUFFIXES, load_image
+from ocrkit.images.preprocess import padded_size
 from ocrkit.runtime.detector import OnnxDetector
 
 

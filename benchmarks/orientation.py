@@ -23,8 +23,8 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from ocrkit.io import load_image
-from ocrkit.orientation.frame import ANGLES, turned
+from ocrkit.images.frame import ANGLES, turned
+from ocrkit.images.io import load_image
 
 SKEWS = (0.0, -10.0, -5.0, 5.0, 10.0)
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".tif", ".tiff", ".webp")
@@ -66,7 +66,7 @@ def main() -> None:
     args = parser.parse_args()
     from rapidfuzz.distance import Levenshtein
 
-    from ocrkit import zoo
+    from ocrkit.hub import zoo
     from ocrkit.pipeline import OCR, load_orienter
 
     texts: dict[str, str] = {}

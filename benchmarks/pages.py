@@ -33,7 +33,7 @@ STAGES_FILE = "_stages.json"  # an ocrkit child's detection and recognition seco
 
 def child_ocrkit(args: argparse.Namespace) -> int:
     """Runs inside the child process: one ocrkit engine over the pages, JSON per page into --out."""
-    from ocrkit.io import load_image
+    from ocrkit.images.io import load_image
     from ocrkit.pipeline import OCR
 
     if args.models:

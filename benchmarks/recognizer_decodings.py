@@ -25,11 +25,11 @@ import numpy as np
 from ocrkit.data.manifest import read_jsonl
 from ocrkit.decode.ctc import DECODINGS
 from ocrkit.evaluation import markdown_table, score_records
-from ocrkit.io import load_image
-from ocrkit.model_folder import has_spec, read_spec
+from ocrkit.hub.model_folder import has_spec, read_spec
+from ocrkit.hub.zoo import cached_onnx_export
+from ocrkit.images.io import load_image
 from ocrkit.recognition.metrics import edit_distance
 from ocrkit.runtime.recognizer import OnnxRecognizer
-from ocrkit.zoo import cached_onnx_export
 
 
 def onnx_export(folder: Path) -> Path:

@@ -19,12 +19,12 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ocrkit.buckets import same_shape_batches
 from ocrkit.data.sampler import AspectRatioBatchSampler, padding_fraction, random_batches
 from ocrkit.decode.ctc import DECODINGS
 from ocrkit.decode.read import ReadSettings
-from ocrkit.line_preprocess import LinePreprocess
-from ocrkit.model_folder import read_spec
+from ocrkit.hub.model_folder import read_spec
+from ocrkit.images.buckets import same_shape_batches
+from ocrkit.images.line_preprocess import LinePreprocess
 from ocrkit.recognition.collate import pad_labels
 from ocrkit.recognition.config import RecognizerConfig
 from ocrkit.recognition.predictor import Recognizer

@@ -18,7 +18,7 @@ import numpy as np
 from PIL import Image, ImageDraw
 
 from ocrkit.data.synth import fonts
-from ocrkit.document import Page
+from ocrkit.pages.document import Page
 
 FACES = ("serif", "sans", "typewriter", "mono", "condensed", "fraktur")
 WORDS = (
@@ -92,7 +92,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5, help="timing rounds of each way of reading")
     args = parser.parse_args()
     from ocrkit import OCR
-    from ocrkit.line_crops import crop_lines
+    from ocrkit.images.line_crops import crop_lines
 
     ocr = OCR(backend=args.backend, threads=args.threads)
     print(f"load average {os.getloadavg()[0]:.2f}; backend {args.backend}, {args.threads} threads")

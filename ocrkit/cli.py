@@ -8,10 +8,10 @@ import os
 import sys
 
 from ocrkit import __version__
-from ocrkit.argparse_kit import Parser
-from ocrkit.config import ConfigError
-from ocrkit.errors import OcrkitError, report_error
-from ocrkit.extras import missing_extra
+from ocrkit.util.argparse_kit import Parser
+from ocrkit.util.config import ConfigError
+from ocrkit.util.errors import OcrkitError, report_error
+from ocrkit.util.extras import missing_extra
 
 # Each module in ocrkit/commands exposes register(subparsers); the order is the order in --help.
 COMMANDS = (

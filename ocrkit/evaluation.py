@@ -19,11 +19,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 from pycocotools.coco import COCO
 
-from ocrkit import boxes as B
 from ocrkit.detection.metrics import LineCounts, coco_map
-from ocrkit.document import Page
-from ocrkit.io import IMAGE_SUFFIXES
-from ocrkit.reading_order import group_rows
+from ocrkit.images import boxes as B
+from ocrkit.images.io import IMAGE_SUFFIXES
+from ocrkit.pages.document import Page
+from ocrkit.pages.reading_order import group_rows
 from ocrkit.recognition.metrics import ErrorCounts, edit_distance
 
 if TYPE_CHECKING:
@@ -158,7 +158,7 @@ def read_coco_pages(
     """Run `ocr` on every page of a COCO file: pages keyed by image file stem, as score_subset takes them.
     With `gt_boxes`, the annotated line boxes are read instead of detected ones (the recognizer's share
     of the page error); with `save_pred`, each page's JSON is also written there."""
-    from ocrkit.io import load_image
+    from ocrkit.images.io import load_image
 
     coco = load_coco(coco_path)
     pages = {}

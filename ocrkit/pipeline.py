@@ -14,20 +14,20 @@ from typing import Protocol
 
 import numpy as np
 
-from ocrkit import zoo
-from ocrkit.document import Line, Orientation, Page
-from ocrkit.errors import InputError, OcrkitError
-from ocrkit.inputs import collect_inputs
-from ocrkit.io import PageSource, load_page
-from ocrkit.line_crops import crop_lines, crop_windows
-from ocrkit.model_folder import read_spec
-from ocrkit.not_text import is_text
+from ocrkit.hub import zoo
+from ocrkit.hub.model_folder import read_spec
+from ocrkit.images.frame import ANGLES, boxes_to_sent, points_to_sent, upright
+from ocrkit.images.inputs import collect_inputs
+from ocrkit.images.io import PageSource, load_page
+from ocrkit.images.line_crops import crop_lines, crop_windows
 from ocrkit.orientation.decide import told
-from ocrkit.orientation.frame import ANGLES, boxes_to_sent, points_to_sent, upright
 from ocrkit.orientation.lines import LINES_CHECKED, turned_reads_better
 from ocrkit.orientation.skew import MIN_SKEW, corners_back, page_skew, straighten
-from ocrkit.reading_order import reading_order
-from ocrkit.words import PlacedText, place_words
+from ocrkit.pages.document import Line, Orientation, Page
+from ocrkit.pages.not_text import is_text
+from ocrkit.pages.reading_order import reading_order
+from ocrkit.pages.words import PlacedText, place_words
+from ocrkit.util.errors import InputError, OcrkitError
 
 BACKENDS = ("auto", "torch", "onnx")
 BACKEND = "torch"  # the library's default: the same results unless asked otherwise
@@ -60,7 +60,7 @@ class LineReader(Protocol):
 class OCR:
     """Find the text lines on a page and read them.
 
-    >>> ocr = OCR()                       # the shipped default models (ocrkit.zoo)
+    >>> ocr = OCR()                       # the shipped default models (ocrkit.hub.zoo)
     >>> page = ocr.read("page.png")
     >>> page.text, page.lines[0].bbox
     """
@@ -114,9 +114,10 @@ class OCR:
             self.detector = load_detector(det_dir, device=device)
             self.recognizer = load_recognizer(rec_dir, device=device, decoding=decoding)
         else:  # the shipped models are torch folders: use (or make once) their export
-            det_dir, rec_dir = zoo.onnx_folder(det_dir, "detector"), zoo.onnx_folder(rec_dir, "recognizer")
+            from ocrkit.export.cache import onnx_folder
             from ocrkit.runtime import load_onnx_models
 
+            det_dir, rec_dir = onnx_folder(det_dir, "detector"), onnx_folder(rec_dir, "recognizer")
             self.detector, self.recognizer = load_onnx_models(det_dir, rec_dir, threads, decoding=decoding)
         self.orienter: PageOrienter | None = None
         if orient_dir is not None:
@@ -154,7 +155,7 @@ class OCR:
         self, inputs: Iterable[str | Path | PageSource], pages_per_batch: int = PAGES_PER_BATCH
     ) -> Iterator[Page | InputError]:
         """Every page of `inputs`, in order: a path stands for every page of every image, TIFF and PDF
-        at or under it (named as in ocrkit.inputs), a PageSource for that one page.
+        at or under it (named as in ocrkit.images.inputs), a PageSource for that one page.
 
         Pages are read `pages_per_batch` at a time with their lines recognised together (see
         `_read_pages`). A bad input, or a page that cannot be read, yields an InputError naming it in
@@ -224,7 +225,7 @@ class OCR:
     ) -> list[Page]:
         """Several pages at once: each is detected on its own, then the lines of all of them are read
         together, so same-shape batches fill up across pages (a receipt alone has few lines per shape).
-        Boxes whose reading is not text are dropped (ocrkit.not_text: nothing, punctuation alone, a
+        Boxes whose reading is not text are dropped (ocrkit.pages.not_text: nothing, punctuation alone, a
         decoder loop): false detections (specks, rules, stamps), which the recognizer is trained to read
         as "" (synthetic blank crops). Lines read less sure than `min_confidence` are dropped only when
         the caller or the folder asks for it: a hard line is read unsure too.
@@ -287,7 +288,7 @@ class OCR:
 
     def _read_lines(self, images: Sequence[np.ndarray], found: list[Page]) -> None:
         """Recognise the lines of `found` (boxes on `images`) in one run, filling in text, scores and
-        words (ocrkit.words)."""
+        words (ocrkit.pages.words)."""
         windows = [crop_windows(image.shape, page.boxes()) for image, page in zip(images, found, strict=True)]
         crops = [
             image[top:bottom, left:right]
@@ -317,9 +318,10 @@ def check_orientation(value: str | int) -> str | int:
 def load_orienter(folder: Path, backend: str, threads: int | None) -> PageOrienter:
     """The orientation classifier of `folder` for the backend (the shipped one exported once for ONNX)."""
     if backend == "onnx":
+        from ocrkit.export.cache import onnx_folder
         from ocrkit.runtime.orientation import OnnxOrientation
 
-        return OnnxOrientation(zoo.onnx_folder(folder, "orientation"), threads)
+        return OnnxOrientation(onnx_folder(folder, "orientation"), threads)
     from ocrkit.orientation.model import OrientationClassifier
 
     return OrientationClassifier.load(folder)

@@ -6,7 +6,7 @@ import pytest
 import torch
 from fixtures import TINY
 
-from ocrkit.preprocess import PageSizing
+from ocrkit.images.preprocess import PageSizing
 
 TINY_DET = dict(num_queries=30, num_denoising=0, **TINY)
 
@@ -15,8 +15,8 @@ TINY_DET = dict(num_queries=30, num_denoising=0, **TINY)
 def tiny_detector_dir(tmp_path_factory) -> Path:
     """A D-FINE detector folder (HF files + settings) with a 128 px input and a low score threshold."""
     from ocrkit.detection.factory import create_detector
-    from ocrkit.model_folder import DetectorSpec, write_spec
-    from ocrkit.postprocess import PostConfig
+    from ocrkit.hub.model_folder import DetectorSpec, write_spec
+    from ocrkit.images.postprocess import PostConfig
 
     out = tmp_path_factory.mktemp("tiny_detector")
     torch.manual_seed(0)
@@ -38,8 +38,8 @@ def tok():
 @pytest.fixture(scope="session")
 def tiny_recognizer_dir(tmp_path_factory) -> Path:
     """A tiny ViT+TrOCR folder whose special/filler tokens are silenced, so it emits real text."""
-    from ocrkit.line_preprocess import LinePreprocess
-    from ocrkit.model_folder import RecognizerSpec, write_spec
+    from ocrkit.hub.model_folder import RecognizerSpec, write_spec
+    from ocrkit.images.line_preprocess import LinePreprocess
     from ocrkit.recognition.model import create_recognizer
     from ocrkit.recognition.tokenizer import build_tokenizer
 

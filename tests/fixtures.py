@@ -331,11 +331,11 @@ def text_pages(folder: Path, n: int, seed: int = 0) -> list[Path]:
 
 def tiny_start_models(folder: Path) -> tuple[Path, Path]:
     """A tiny detector and a tiny recognizer (with a CTC head, joint decoding) saved as model folders."""
-    from ocrkit.config import load_config
     from ocrkit.detection.config import DetectorConfig
     from ocrkit.detection.task import DetectionTask
     from ocrkit.recognition.config import RecognizerConfig
     from ocrkit.recognition.task import RecognitionTask
+    from ocrkit.util.config import load_config
 
     det = DetectionTask(load_config(DetectorConfig, REPO / "configs/detector/tiny.yaml"))
     det.save_pretrained(det.build_model(), folder / "detector")

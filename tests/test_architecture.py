@@ -5,13 +5,13 @@ The rules:
 - The library never imports the surfaces that sit on top of it: the command line (`ocrkit.cli`,
   `ocrkit.__main__`, `ocrkit.commands`) and the server (`ocrkit.serve`). They all call the one `OCR`
   object and the library functions; a layer below them that needs something of theirs (the training
-  engine needed the argument parser) takes it from a module below both (`ocrkit.argparse_kit`).
-- Preprocessing (`ocrkit.preprocess`) never imports torch: it depends on numpy, OpenCV and
+  engine needed the argument parser) takes it from a module below both (`ocrkit.util.argparse_kit`).
+- Preprocessing (`ocrkit.images.preprocess`) never imports torch: it depends on numpy, OpenCV and
   albumentations only, so the torch-free runtime and a deployment without torch can use it.
 - The ONNX runtime (`ocrkit.runtime`) never imports torch: `--backend onnx` works where torch is absent.
 - Decoding (`ocrkit.decode`) never imports torch: the torch model and the ONNX graphs share it through a
   small backend protocol.
-- Word boxes (`ocrkit.words`: the reading aligned to CTC frames) never import torch.
+- Word boxes (`ocrkit.pages.words`: the reading aligned to CTC frames) never import torch.
 - The runtime, decoding and data (`ocrkit.runtime`, `ocrkit.decode`, `ocrkit.data`) never import a task
   package (`ocrkit.detection`, `ocrkit.recognition`): layers point down only.
 
@@ -38,6 +38,11 @@ from fixtures import REPO
 SURFACES = ("ocrkit.cli", "ocrkit.__main__", "ocrkit.commands", "ocrkit.serve")
 TORCH = ("torch", "torchvision", "transformers", "timm", "accelerate", "optimum")  # each loads torch
 TASK_PACKAGES = ("ocrkit.detection", "ocrkit.recognition")
+ROOMS = sorted(  # every package and root module of ocrkit
+    p.stem if p.suffix == ".py" else p.name
+    for p in (REPO / "ocrkit").iterdir()
+    if (p.suffix == ".py" or (p / "__init__.py").is_file()) and not p.name.startswith("__")
+)
 
 
 @dataclass(frozen=True)
@@ -133,13 +138,27 @@ RULES = [
         Rule(sources=("ocrkit",), forbidden=SURFACES, exempt=SURFACES),
         id="the library never imports the command line or the server",
     ),
-    pytest.param(Rule(("ocrkit.preprocess",), TORCH), id="preprocessing never imports torch"),
+    pytest.param(Rule(("ocrkit.images.preprocess",), TORCH), id="preprocessing never imports torch"),
     pytest.param(Rule(("ocrkit.runtime",), TORCH), id="the ONNX runtime never imports torch"),
     pytest.param(Rule(("ocrkit.decode",), TORCH), id="decoding never imports torch"),
-    pytest.param(Rule(("ocrkit.words",), TORCH), id="word boxes never import torch"),
+    pytest.param(Rule(("ocrkit.pages.words",), TORCH), id="word boxes never import torch"),
     pytest.param(
         Rule(("ocrkit.runtime", "ocrkit.decode", "ocrkit.data"), TASK_PACKAGES),
         id="runtime, decoding and data never import a task package",
+    ),
+    pytest.param(
+        Rule(("ocrkit.images",), TORCH), id="the images room (decoding, geometry, boxes) never imports torch"
+    ),
+    pytest.param(
+        Rule(("ocrkit.util",), tuple(f"ocrkit.{room}" for room in ROOMS if room != "util")),
+        id="util is the bottom room: it imports no other part of ocrkit",
+    ),
+    pytest.param(
+        Rule(
+            ("ocrkit.images", "ocrkit.pages", "ocrkit.hub"),
+            ("ocrkit.pipeline", "ocrkit.engine", "ocrkit.finetune"),
+        ),
+        id="images, pages and model folders never import the pipeline or training",
     ),
 ]
 
@@ -180,3 +199,21 @@ def test_a_rule_sees_through_the_modules_it_imports():
         "ocrkit.runtime.a: ocrkit/runtime/a.py:3 -> ocrkit/helpers.py:9 imports transformers"
     ]
     assert offenses(tree, Rule(("ocrkit.helpers",), ("ocrkit.runtime",))) == []
+
+
+def test_rooms_import_each_other_one_way_only():
+    """A package or root module of ocrkit that imports another is never imported back by it: the rooms
+    stand in layers (a room that needs one below it never lends it anything)."""
+
+    def room(name: str) -> str:
+        return name.split(".")[1] if "." in name else name
+
+    uses = {
+        (room(name), room(imp.name))
+        for name, module in OCRKIT.items()
+        for imp in module.imports
+        if imp.name in OCRKIT and room(name) != room(imp.name)
+    }
+    assert len(uses) > 20
+    both_ways = sorted((a, b) for a, b in uses if (b, a) in uses and a < b)
+    assert not both_ways, both_ways

@@ -3,7 +3,7 @@ import pytest
 import torch
 import torchvision
 
-from ocrkit import boxes as B
+from ocrkit.images import boxes as B
 
 
 def random_boxes(n, rng, size=500.0):

@@ -3,8 +3,8 @@ from dataclasses import dataclass, field
 import pytest
 from fixtures import REPO
 
-from ocrkit.config import ConfigError, load_config
 from ocrkit.engine.settings import TrainSettings
+from ocrkit.util.config import ConfigError, load_config
 
 
 @dataclass
@@ -73,7 +73,7 @@ def test_a_saved_fine_tune_keeps_the_reading_settings_its_run_never_sets(tmp_pat
     import shutil
     from dataclasses import replace
 
-    from ocrkit.model_folder import read_spec, with_settings, write_spec
+    from ocrkit.hub.model_folder import read_spec, with_settings, write_spec
     from ocrkit.recognition.task import inherit_settings
 
     start = tmp_path / "start"

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from ocrkit.document import Line, Page
 from ocrkit.evaluation import pooled, read_prediction_dir, row_order_text, score_records, score_subset
+from ocrkit.pages.document import Line, Page
 
 
 def write_coco(tmp_path, compare="case-sensitive"):
@@ -112,8 +112,8 @@ def test_raising_the_threshold_afterwards_keeps_a_subset_of_detecting_with_it():
     to scores, so the boxes kept are those a direct run finds; only a box that a lower-scoring container
     of its own line dropped comes back in the direct run once the threshold removes the container."""
     from ocrkit.evaluation import drop_unconfident
-    from ocrkit.postprocess import PostConfig, postprocess
-    from ocrkit.preprocess import Geometry
+    from ocrkit.images.postprocess import PostConfig, postprocess
+    from ocrkit.images.preprocess import Geometry
 
     rng = np.random.default_rng(3)
     logits = rng.normal(size=(200, 1))

@@ -11,7 +11,7 @@ import torch
 from fixtures import REPO, make_coco, write_manifest
 
 from ocrkit.data.packed import pack
-from ocrkit.model_folder import read_spec
+from ocrkit.hub.model_folder import read_spec
 
 pytestmark = pytest.mark.slow  # a training run in a subprocess
 

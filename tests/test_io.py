@@ -5,8 +5,8 @@ import pytest
 from fixtures import dds_header, thin_png
 from PIL import Image, PngImagePlugin
 
-from ocrkit.inputs import collect_inputs
-from ocrkit.io import InputError, load_image, load_page
+from ocrkit.images.inputs import collect_inputs
+from ocrkit.images.io import InputError, load_image, load_page
 
 
 def save(img: Image.Image, path, **kw):
@@ -170,7 +170,7 @@ def test_tiff_pages_are_counted_in_linear_time_and_up_to_a_limit(tmp_path):
 
     from fixtures import tiny_page_tiff
 
-    from ocrkit.io import tiff_page_count
+    from ocrkit.images.io import tiff_page_count
 
     many = tmp_path / "many.tif"
     many.write_bytes(tiny_page_tiff(60_000))

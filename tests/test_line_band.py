@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ocrkit.line_band import line_band
-from ocrkit.line_preprocess import LinePreprocess
+from ocrkit.images.line_band import line_band
+from ocrkit.images.line_preprocess import LinePreprocess
 
 PAPER, INK = 230, 20
 

@@ -5,9 +5,7 @@ from dataclasses import replace
 
 import pytest
 
-from ocrkit.errors import ModelError
-from ocrkit.line_preprocess import LinePreprocess
-from ocrkit.model_folder import (
+from ocrkit.hub.model_folder import (
     FORMAT_VERSION,
     SETTINGS_NAME,
     DetectorSpec,
@@ -19,9 +17,11 @@ from ocrkit.model_folder import (
     with_settings,
     write_spec,
 )
-from ocrkit.postprocess import PostConfig
-from ocrkit.preprocess import PageSizing
-from ocrkit.zoo import MODELS_DIR
+from ocrkit.hub.zoo import MODELS_DIR
+from ocrkit.images.line_preprocess import LinePreprocess
+from ocrkit.images.postprocess import PostConfig
+from ocrkit.images.preprocess import PageSizing
+from ocrkit.util.errors import ModelError
 
 DETECTOR = DetectorSpec(PageSizing(960, 32, True), "d_fine", PostConfig(0.4, 0.5, 0.8, 300))
 NARROW_PAGES = DetectorSpec(PageSizing(1280, 32, False, min_short=704, max_longest=1408), "d_fine")

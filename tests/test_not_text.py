@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ocrkit.not_text import distinct_share, is_text
+from ocrkit.pages.not_text import distinct_share, is_text
 
 
 @pytest.mark.parametrize(

@@ -6,12 +6,12 @@ import pytest
 import torch
 from fixtures import page_image
 
-from ocrkit.document import Orientation
-from ocrkit.model_folder import OrientationSpec, read_spec
+from ocrkit.hub.model_folder import OrientationSpec, read_spec
+from ocrkit.images.frame import ANGLES, boxes_to_sent, turned, upright
 from ocrkit.orientation.decide import decide, told
-from ocrkit.orientation.frame import ANGLES, boxes_to_sent, turned, upright
 from ocrkit.orientation.model import OrientationClassifier, build, save
 from ocrkit.orientation.patches import gray_page, page_windows, to_input
+from ocrkit.pages.document import Orientation
 
 
 @pytest.mark.parametrize("turns", [0, 1, 2, 3])

@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-from ocrkit import outputs
-from ocrkit.outputs import remove_stale_temps, replace_folder
+from ocrkit.pages import outputs
+from ocrkit.pages.outputs import remove_stale_temps, replace_folder
 
 
 def write_files(**files):

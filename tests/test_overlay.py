@@ -3,9 +3,9 @@
 import numpy as np
 from PIL import Image
 
-from ocrkit.document import Line, Page
-from ocrkit.overlay import GAP, KEPT, UNSURE, draw_overlay
-from ocrkit.text_faces import face_for
+from ocrkit.pages.document import Line, Page
+from ocrkit.pages.overlay import GAP, KEPT, UNSURE, draw_overlay
+from ocrkit.pages.text_faces import face_for
 
 
 def page_and_image() -> tuple[Page, np.ndarray]:

@@ -18,8 +18,8 @@ from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 import ocrkit
-from ocrkit.extras import EXTRA_OF_MODULE
-from ocrkit.model_folder import SETTINGS_NAME
+from ocrkit.hub.model_folder import SETTINGS_NAME
+from ocrkit.util.extras import EXTRA_OF_MODULE
 
 NEEDED = {
     "detector": ["config.json", "model.safetensors", SETTINGS_NAME, "MODEL_CARD.md"],

@@ -5,10 +5,10 @@ import pytest
 from fixtures import page_image
 from PIL import Image
 
-from ocrkit.document import Page
-from ocrkit.errors import InputError
+from ocrkit.pages.document import Page
+from ocrkit.pages.words import PlacedText
 from ocrkit.pipeline import OCR, _lines
-from ocrkit.words import PlacedText
+from ocrkit.util.errors import InputError
 
 
 def placed(text: str, score: float) -> PlacedText:
@@ -115,7 +115,7 @@ def test_lines_read_unsure_are_dropped_at_the_recognizers_min_confidence(
     import shutil
     from dataclasses import replace
 
-    from ocrkit.model_folder import read_spec, write_spec
+    from ocrkit.hub.model_folder import read_spec, write_spec
 
     image = page_image(seed=4)
 

@@ -2,9 +2,9 @@
 
 import numpy as np
 
-from ocrkit import boxes as B
-from ocrkit.postprocess import PostConfig, postprocess
-from ocrkit.preprocess import letterbox
+from ocrkit.images import boxes as B
+from ocrkit.images.postprocess import PostConfig, postprocess
+from ocrkit.images.preprocess import letterbox
 
 
 def logit(p):

@@ -2,7 +2,7 @@ import cv2
 import numpy as np
 import pytest
 
-from ocrkit.preprocess import letterbox, padded_size, page_longest
+from ocrkit.images.preprocess import letterbox, padded_size, page_longest
 
 SHAPES = [(1, 2000), (2000, 1), (4000, 40), (40, 4000), (8, 8), (1, 1), (3, 7), (640, 480), (1123, 794)]
 rng = np.random.default_rng(0)

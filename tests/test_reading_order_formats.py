@@ -5,10 +5,10 @@ import xml.etree.ElementTree as ET
 import numpy as np
 import pytest
 
-from ocrkit.document import Line, Page, Word
-from ocrkit.formats import ALTO_NS, EXTENSIONS, FORMATS, PAGE_NS, render, to_alto, to_hocr, to_page_xml
-from ocrkit.outputs import write_atomic
-from ocrkit.reading_order import reading_order, same_row
+from ocrkit.pages.document import Line, Page, Word
+from ocrkit.pages.formats import ALTO_NS, EXTENSIONS, FORMATS, PAGE_NS, render, to_alto, to_hocr, to_page_xml
+from ocrkit.pages.outputs import write_atomic
+from ocrkit.pages.reading_order import reading_order, same_row
 
 
 def two_column_page():

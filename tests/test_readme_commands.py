@@ -18,7 +18,7 @@ from fixtures import REPO, SAMPLES
 from PIL import Image, ImageDraw, ImageFont
 from pypdf import PdfReader
 
-from ocrkit.formats import EXTENSIONS
+from ocrkit.pages.formats import EXTENSIONS
 
 SECTIONS = ("## Quick start", "## Reading pages")
 DEFAULT_FORMATS = ["txt", "json"]

@@ -12,8 +12,8 @@ from fpdf import FPDF
 from PIL import Image
 from pypdf import PdfReader, PdfWriter
 
-from ocrkit.document import Line, Page, Word
-from ocrkit.searchable_pdf import SearchablePdf, pdf_page_sizes
+from ocrkit.pages.document import Line, Page, Word
+from ocrkit.pages.searchable_pdf import SearchablePdf, pdf_page_sizes
 
 WORDS = [("Quittung", [40, 30, 190, 60]), ("Nr.", [205, 30, 250, 60]), ("1784", [265, 30, 340, 60])]
 SECOND = [("Zwoͤlftes", [40, 100, 210, 130]), ("ſtück", [225, 100, 330, 130]), ("✓", [345, 100, 370, 130])]
@@ -154,7 +154,7 @@ def test_infer_refuses_pdf_on_standard_output(tmp_path, models, capsys):
 
 def test_picture_bytes_are_embedded_as_they_are_only_when_upright(tmp_path):
     from ocrkit.commands.pdf_documents import _picture
-    from ocrkit.io import PageSource
+    from ocrkit.images.io import PageSource
 
     image = Image.fromarray(np.full((40, 60, 3), 128, np.uint8))
     image.save(tmp_path / "a.jpg", dpi=(150, 150))
@@ -170,8 +170,8 @@ def test_picture_bytes_are_embedded_as_they_are_only_when_upright(tmp_path):
 @pytest.mark.parametrize("turns", [1, 2, 3])
 def test_text_of_a_page_sent_turned_runs_with_its_print(turns):
     """Words read on a page sent turned lie in their boxes on the page as sent, and copy as read."""
-    from ocrkit.document import Orientation
-    from ocrkit.orientation.frame import boxes_to_sent
+    from ocrkit.images.frame import boxes_to_sent
+    from ocrkit.pages.document import Orientation
 
     upright = page()
     width, height = (upright.height, upright.width) if turns % 2 else (upright.width, upright.height)

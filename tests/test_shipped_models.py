@@ -9,9 +9,10 @@ import torch
 from safetensors import safe_open
 from safetensors.torch import load_file, save_file
 
-from ocrkit import pipeline, zoo
-from ocrkit.io import load_image
-from ocrkit.model_folder import SETTINGS_NAME, RecognizerSpec, read_spec, write_spec
+from ocrkit import pipeline
+from ocrkit.hub import zoo
+from ocrkit.hub.model_folder import SETTINGS_NAME, RecognizerSpec, read_spec, write_spec
+from ocrkit.images.io import load_image
 
 SAMPLE = zoo.MODELS_DIR.parent.parent / "samples" / "synthetic_receipt.jpg"
 BUDGET_MB = {"detector": 20, "recognizer": 40}

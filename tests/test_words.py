@@ -1,10 +1,10 @@
-"""Words placed on the page from where the recognizer read their characters (ocrkit.words)."""
+"""Words placed on the page from where the recognizer read their characters (ocrkit.pages.words)."""
 
 import numpy as np
 import pytest
 
 from ocrkit.decode.read import PlacedReading
-from ocrkit.words import PlacedText, place_words, placed_text
+from ocrkit.pages.words import PlacedText, place_words, placed_text
 
 BOX = [100.0, 50.0, 300.0, 70.0]
 

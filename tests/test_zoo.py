@@ -2,10 +2,11 @@
 
 import pytest
 
-from ocrkit import zoo
-from ocrkit.errors import ModelError
-from ocrkit.model_folder import DetectorSpec, RecognizerSpec, write_spec
-from ocrkit.preprocess import PageSizing
+from ocrkit.export.cache import onnx_folder
+from ocrkit.hub import zoo
+from ocrkit.hub.model_folder import DetectorSpec, RecognizerSpec, write_spec
+from ocrkit.images.preprocess import PageSizing
+from ocrkit.util.errors import ModelError
 
 
 @pytest.fixture
@@ -73,9 +74,9 @@ def test_onnx_folder_uses_the_cached_export_of_shipped_models_only(shipped, tmp_
     write_spec(
         cached, DetectorSpec(PageSizing(64), onnx="detector.onnx")
     )  # a finished export: no export runs
-    assert zoo.onnx_folder(detector, "detector") == cached
+    assert onnx_folder(detector, "detector") == cached
     mine = tmp_path / "exported"
-    assert zoo.onnx_folder(mine, "detector") == mine
+    assert onnx_folder(mine, "detector") == mine
 
 
 def test_weights_digest_follows_weights_and_settings(shipped):

@@ -92,9 +92,9 @@ def check_detector(arch: str, size: str, folder: Path, device: str) -> dict[str,
     from ocrkit.detection import create_detector, load_detector
     from ocrkit.detection.factory import detector_config
     from ocrkit.export.detector import export_detector
-    from ocrkit.model_folder import DetectorSpec, write_spec
-    from ocrkit.postprocess import PostConfig
-    from ocrkit.preprocess import PageSizing
+    from ocrkit.hub.model_folder import DetectorSpec, write_spec
+    from ocrkit.images.postprocess import PostConfig
+    from ocrkit.images.preprocess import PageSizing
     from ocrkit.runtime import OnnxDetector
 
     levels = len(detector_config(arch, size).decoder_in_channels)
@@ -160,7 +160,7 @@ def check_shipped_onnx(folder: Path) -> dict[str, Any]:
     """The shipped detector exported to ONNX finds the lines torch finds on samples/*.jpg."""
     from ocrkit.detection import load_detector
     from ocrkit.export.detector import export_detector
-    from ocrkit.io import load_image
+    from ocrkit.images.io import load_image
     from ocrkit.runtime import OnnxDetector
 
     shipped = ROOT / "ocrkit/models/detector"

@@ -24,7 +24,7 @@ import cv2
 import numpy as np
 
 from ocrkit.data.framing import paper_level
-from ocrkit.io import load_image
+from ocrkit.images.io import load_image
 
 SHOWN = 0.35  # share of a neighbour's height inside the crop
 LINE_NAME = re.compile(r"^(?P<page>.+)_(?P<n>\d{3})\.\w+$")

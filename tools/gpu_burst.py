@@ -23,9 +23,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the copied tree may not be pip-installed where the GPU is
 
-from ocrkit.argparse_kit import Parser  # noqa: E402
-from ocrkit.config import ConfigError, load_config, to_dict  # noqa: E402
-from ocrkit.errors import OcrkitError, report_error  # noqa: E402
+from ocrkit.util.argparse_kit import Parser  # noqa: E402
+from ocrkit.util.config import ConfigError, load_config, to_dict  # noqa: E402
+from ocrkit.util.errors import OcrkitError, report_error  # noqa: E402
 
 DRY_RUN = [  # tiny and CPU-only: proves the path end to end in CI
     "train.device=cpu",
@@ -152,7 +152,7 @@ def export(model_dir: Path, out: Path, run_dir: Path, kind: str = "recognizer") 
     a shipped folder needs beside the recognizer's tokenizer and config."""
     from safetensors.torch import load_file, save_file
 
-    from ocrkit.model_folder import read_spec, write_spec
+    from ocrkit.hub.model_folder import read_spec, write_spec
 
     out.mkdir(parents=True, exist_ok=True)
     weights = load_file(str(model_dir / "model.safetensors"))

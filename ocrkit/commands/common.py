@@ -11,15 +11,15 @@ from pathlib import Path
 
 import numpy as np
 
-from ocrkit import zoo
 from ocrkit.commands.options import model_folders, ocr_options
 from ocrkit.commands.progress import loading_line, say
-from ocrkit.errors import InputError, report_error
-from ocrkit.extras import require
-from ocrkit.inputs import Inputs, collect_inputs
-from ocrkit.io import PageSource, load_page
-from ocrkit.model_info import release_name
+from ocrkit.hub import zoo
+from ocrkit.hub.model_info import release_name
+from ocrkit.images.inputs import Inputs, collect_inputs
+from ocrkit.images.io import PageSource, load_page
 from ocrkit.pipeline import OCR
+from ocrkit.util.errors import InputError, report_error
+from ocrkit.util.extras import require
 
 
 def load_ocr(args: argparse.Namespace) -> OCR:
@@ -94,5 +94,5 @@ def iter_loaded_pages(
 
 
 def output_path(out_dir: Path, source: PageSource, ext: str) -> Path:
-    """`<out>/<name>[-p<N>].<ext>`: the input's name (see ocrkit.inputs) mirrored under `--out`."""
+    """`<out>/<name>[-p<N>].<ext>`: the input's name (see ocrkit.images.inputs) mirrored under `--out`."""
     return out_dir / f"{source.stem}.{ext}"

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from ocrkit.commands.options import add_provenance_options, folder, non_negative_int, positive_float
-from ocrkit.errors import OcrkitError
+from ocrkit.util.errors import OcrkitError
 
 # The list of evaluation files that no importer may take, when --reserved is not given.
 RESERVED_ENV = "OCRKIT_RESERVED"
@@ -140,7 +140,7 @@ def run_import(args: argparse.Namespace) -> int:
     )
     from ocrkit.data.ground_truth.reserve import describe_reserved
     from ocrkit.data.ground_truth.text_rules import TextRules
-    from ocrkit.outputs import write_atomic
+    from ocrkit.pages.outputs import write_atomic
 
     if not 0.0 <= args.val_share < 1.0:
         raise OcrkitError(f"--val-share: expected a share in [0, 1), got {args.val_share}")

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import cv2
 
-from ocrkit import zoo
 from ocrkit.commands.common import (
     Failures,
     gather_inputs,
@@ -18,9 +17,10 @@ from ocrkit.commands.common import (
 )
 from ocrkit.commands.options import add_model_options
 from ocrkit.commands.progress import loading_line, say
-from ocrkit.line_crops import crop_lines
-from ocrkit.model_info import release_name
-from ocrkit.outputs import prepare_out_dir, write_atomic
+from ocrkit.hub import zoo
+from ocrkit.hub.model_info import release_name
+from ocrkit.images.line_crops import crop_lines
+from ocrkit.pages.outputs import prepare_out_dir, write_atomic
 from ocrkit.pipeline import detect_page
 
 

@@ -23,8 +23,8 @@ import numpy as np
 
 from ocrkit.commands.common import set_torch_threads
 from ocrkit.commands.options import add_model_options, ocr_options, positive_int, probability
-from ocrkit.errors import OcrkitError
-from ocrkit.outputs import write_atomic
+from ocrkit.pages.outputs import write_atomic
+from ocrkit.util.errors import OcrkitError
 
 
 def coco_files(paths: list[str]) -> list[Path]:
@@ -121,13 +121,13 @@ def cmd_pages(args: argparse.Namespace) -> int:
 
 
 def cmd_misses(args: argparse.Namespace) -> int:
-    from ocrkit import boxes as B
-    from ocrkit import zoo
     from ocrkit.detection import load_detector
     from ocrkit.detection.misses import MissCounts, draw_misses
     from ocrkit.evaluation import load_coco
-    from ocrkit.io import load_image
-    from ocrkit.model_folder import read_spec
+    from ocrkit.hub import zoo
+    from ocrkit.hub.model_folder import read_spec
+    from ocrkit.images import boxes as B
+    from ocrkit.images.io import load_image
 
     set_torch_threads(args.threads)
     det_dir = zoo.resolve(args.det_model, "detector")

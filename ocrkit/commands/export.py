@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ocrkit.errors import OcrkitError
+from ocrkit.util.errors import OcrkitError
 
 OPTIONS = {"detector": "--det", "recognizer": "--rec", "orientation": "--orientation"}  # part -> its option
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ocrkit.commands.data import _reserved_arg, reserved_path
 from ocrkit.commands.options import add_folder_options, add_provenance_options, positive_float, positive_int
-from ocrkit.errors import OcrkitError
+from ocrkit.util.errors import OcrkitError
 
 PREFIXES = {"det": "detector", "rec": "recognizer"}
 

@@ -12,11 +12,11 @@ from ocrkit.commands.common import Failures, gather_inputs, load_ocr, output_pat
 from ocrkit.commands.options import add_model_options
 from ocrkit.commands.pdf_documents import DocumentPdfs
 from ocrkit.commands.progress import PageProgress, say
-from ocrkit.document import Page
-from ocrkit.errors import InputError, OcrkitError
-from ocrkit.formats import EXTENSIONS, FORMATS, render
-from ocrkit.io import PageSource, load_page
-from ocrkit.outputs import prepare_out_dir, write_atomic
+from ocrkit.images.io import PageSource, load_page
+from ocrkit.pages.document import Page
+from ocrkit.pages.formats import EXTENSIONS, FORMATS, render
+from ocrkit.pages.outputs import prepare_out_dir, write_atomic
+from ocrkit.util.errors import InputError, OcrkitError
 
 
 def register(sub: argparse._SubParsersAction) -> None:

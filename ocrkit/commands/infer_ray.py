@@ -17,16 +17,16 @@ from pathlib import Path
 
 import numpy as np
 
-from ocrkit import zoo
 from ocrkit.commands.common import Failures, output_path
 from ocrkit.commands.options import ocr_options, positive_int
-from ocrkit.errors import InputError, OcrkitError
-from ocrkit.extras import require
-from ocrkit.formats import EXTENSIONS, render
-from ocrkit.inputs import collect_inputs
-from ocrkit.io import PageSource, load_page
-from ocrkit.model_folder import Kind
-from ocrkit.outputs import prepare_out_dir, write_atomic
+from ocrkit.hub import zoo
+from ocrkit.hub.model_folder import Kind
+from ocrkit.images.inputs import collect_inputs
+from ocrkit.images.io import PageSource, load_page
+from ocrkit.pages.formats import EXTENSIONS, render
+from ocrkit.pages.outputs import prepare_out_dir, write_atomic
+from ocrkit.util.errors import InputError, OcrkitError
+from ocrkit.util.extras import require
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

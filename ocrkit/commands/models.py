@@ -1,5 +1,5 @@
-"""`ocrkit models list|show|ship`: the shipped models, what any model folder is (ocrkit.model_info), and
-a trained folder copied as one to ship (ocrkit.shipping)."""
+"""`ocrkit models list|show|ship`: the shipped models, what any model folder is (ocrkit.hub.model_info), and
+a trained folder copied as one to ship (ocrkit.hub.shipping)."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ import argparse
 import json
 from pathlib import Path
 
-from ocrkit import zoo
-from ocrkit.config import apply_overrides
-from ocrkit.errors import ModelError, OcrkitError, report_error
-from ocrkit.model_info import CARD_NAME, ModelInfo, describe
+from ocrkit.hub import zoo
+from ocrkit.hub.model_info import CARD_NAME, ModelInfo, describe
+from ocrkit.util.config import apply_overrides
+from ocrkit.util.errors import ModelError, OcrkitError, report_error
 
 LABELS = {
     "release": "release",
@@ -114,8 +114,8 @@ def as_text(info: ModelInfo) -> str:
 
 
 def run_ship(args: argparse.Namespace) -> int:
-    from ocrkit.model_folder import read_spec, with_settings
-    from ocrkit.shipping import ship
+    from ocrkit.hub.model_folder import read_spec, with_settings
+    from ocrkit.hub.shipping import ship
 
     spec = read_spec(args.src)
     try:  # a typo in --set would otherwise ship a setting nothing reads

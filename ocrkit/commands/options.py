@@ -1,6 +1,6 @@
 """The options every command shares, declared once: their names, types, defaults and help agree across
 `ocrkit infer`, `detect`, `recognize`, `serve` and the data commands, and a new command gets them by
-calling the same function. They are parsed by ocrkit.argparse_kit.Parser.
+calling the same function. They are parsed by ocrkit.util.argparse_kit.Parser.
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ocrkit import zoo
 from ocrkit.decode.ctc import DECODINGS
-from ocrkit.model_folder import Kind, read_spec
+from ocrkit.hub import zoo
+from ocrkit.hub.model_folder import Kind, read_spec
 from ocrkit.pipeline import (  # the library's defaults
     BACKENDS,
     BATCH_SIZE,

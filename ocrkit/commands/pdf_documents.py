@@ -7,14 +7,14 @@ from pathlib import Path
 
 from PIL import Image
 
-from ocrkit.document import Page
-from ocrkit.io import PageSource, load_page
-from ocrkit.outputs import write_atomic
-from ocrkit.searchable_pdf import EMBEDDED_AS_IS, SearchablePdf, pdf_page_sizes
+from ocrkit.images.io import PageSource, load_page
+from ocrkit.pages.document import Page
+from ocrkit.pages.outputs import write_atomic
+from ocrkit.pages.searchable_pdf import EMBEDDED_AS_IS, SearchablePdf, pdf_page_sizes
 
 EXIF_ORIENTATION = 0x0112
 # A stated resolution below this is a default (cameras and editors write 72 or 96), not a scan's: the page
-# size then comes from ocrkit.searchable_pdf.IMAGE_DPI.
+# size then comes from ocrkit.pages.searchable_pdf.IMAGE_DPI.
 MIN_TRUSTED_DPI = 100
 
 

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 from typing import TextIO
 
-from ocrkit.document import Page
+from ocrkit.pages.document import Page
 
 BACKEND_NAMES = {"onnx": "onnxruntime", "torch": "torch"}
 

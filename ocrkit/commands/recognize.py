@@ -7,15 +7,15 @@ import json
 import sys
 from pathlib import Path
 
-from ocrkit import zoo
 from ocrkit.commands.common import Failures, set_torch_threads
 from ocrkit.commands.options import add_model_options
 from ocrkit.commands.progress import loading_line, say
-from ocrkit.errors import InputError
-from ocrkit.inputs import collect_inputs
-from ocrkit.io import PageSource, load_page
-from ocrkit.model_info import release_name
-from ocrkit.outputs import prepare_out_file, printable, write_atomic
+from ocrkit.hub import zoo
+from ocrkit.hub.model_info import release_name
+from ocrkit.images.inputs import collect_inputs
+from ocrkit.images.io import PageSource, load_page
+from ocrkit.pages.outputs import prepare_out_file, write_atomic
+from ocrkit.util.errors import InputError, printable
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -13,8 +13,8 @@ from ocrkit.commands.options import (
     positive_float,
     positive_int,
 )
-from ocrkit.extras import require
-from ocrkit.io import MAX_PIXELS
+from ocrkit.images.io import MAX_PIXELS
+from ocrkit.util.extras import require
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
@@ -47,8 +47,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def build_app(args: argparse.Namespace) -> FastAPI:
     """Load the models once and wrap them in the service."""
-    from ocrkit import zoo
     from ocrkit.commands.common import load_ocr
+    from ocrkit.hub import zoo
     from ocrkit.serve.app import create_app, describe_models
     from ocrkit.serve.uploads import Limits
 

@@ -6,7 +6,7 @@ import argparse
 import json
 
 from ocrkit.commands.options import folder, non_negative_int, positive_int
-from ocrkit.errors import OcrkitError
+from ocrkit.util.errors import OcrkitError
 
 
 def register(sub: argparse._SubParsersAction) -> None:

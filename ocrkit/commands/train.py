@@ -87,8 +87,8 @@ def load(reference: str) -> type:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ocrkit.config import load_config, to_dict
     from ocrkit.engine.trainer import Trainer
+    from ocrkit.util.config import load_config, to_dict
 
     config_ref, task_ref = KINDS[args.kind]
     config = load_config(load(config_ref), args.config, overrides(args))

@@ -20,11 +20,11 @@ import numpy as np
 import torch
 from torch.utils.data import Dataset
 
-from ocrkit import boxes as B
 from ocrkit.data.packed import decode_image, is_packed, read_packed_pages
-from ocrkit.errors import InputError
-from ocrkit.io import load_image
-from ocrkit.preprocess import PageSizing
+from ocrkit.images import boxes as B
+from ocrkit.images.io import load_image
+from ocrkit.images.preprocess import PageSizing
+from ocrkit.util.errors import InputError
 
 if TYPE_CHECKING:  # pycocotools is in the train extra: imported where a COCO file is read
     from pycocotools.coco import COCO

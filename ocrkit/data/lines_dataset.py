@@ -20,8 +20,8 @@ from ocrkit.data.framing import frame_line, paper_level
 from ocrkit.data.manifest import read_manifest
 from ocrkit.data.mixing import mixture, parse_sources
 from ocrkit.data.packed import decode_image, is_packed, read_packed_lines
-from ocrkit.errors import InputError
-from ocrkit.io import load_image
+from ocrkit.images.io import load_image
+from ocrkit.util.errors import InputError
 
 
 def light_augment() -> A.Compose:

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ocrkit.errors import InputError
+from ocrkit.util.errors import InputError
 
 
 def iter_jsonl(path: str | Path, what: str = "file") -> Iterator[tuple[int, Any]]:

@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 import numpy as np
 from torch.utils.data import Dataset
 
-from ocrkit.config import ConfigError
+from ocrkit.util.config import ConfigError
 
 T = TypeVar("T")
 

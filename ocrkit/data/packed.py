@@ -17,8 +17,8 @@ import cv2
 import numpy as np
 
 from ocrkit.data.manifest import read_manifest
-from ocrkit.errors import InputError
-from ocrkit.outputs import write_atomic
+from ocrkit.pages.outputs import write_atomic
+from ocrkit.util.errors import InputError
 
 LINE_COLUMNS = ("image", "text", "source", "license", "split", "subset", "case_sensitive", "width", "height")
 PAGE_COLUMNS = (

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ocrkit.errors import InputError
+from ocrkit.util.errors import InputError
 
 _HEX = r"[0-9a-fA-F]{64}"
 _PLAIN = re.compile(rf"({_HEX})(?:\s.*)?")  # hash first, then whitespace and anything (tab or sha256sum)

@@ -13,7 +13,7 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 from torch.utils.data import Sampler
 
-from ocrkit.buckets import aspect_ratio_batches
+from ocrkit.images.buckets import aspect_ratio_batches
 
 
 class AspectRatioBatchSampler(Sampler[list[int]]):

@@ -5,7 +5,7 @@ autoregressive decoder stops hallucinating — at step 7 750 of the shipped run,
 0.51 on the SROIE crops where the TrOCR decoder scored 0.83 (it emits fluent receipt strings and loops).
 CTC can neither loop nor emit more characters than there are frames. Which decoder a model uses is the
 `decoding` key of its settings; the head lives beside the HF weights in its own safetensors file, so plain
-`VisionEncoderDecoderModel.from_pretrained` still loads the folder cleanly (ocrkit.model_folder reads it).
+`VisionEncoderDecoderModel.from_pretrained` still loads the folder cleanly (ocrkit.hub.model_folder reads it).
 """
 
 from __future__ import annotations

@@ -13,8 +13,6 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ocrkit.blas import single_thread_blas
-from ocrkit.buckets import same_shape_batches
 from ocrkit.decode.align import forced_alignment, frame_centres, token_centres, token_confidences
 from ocrkit.decode.budget import greedy_token_budget
 from ocrkit.decode.ctc import best_path, log_softmax
@@ -28,7 +26,9 @@ from ocrkit.decode.joint import (
 )
 from ocrkit.decode.routing import DecoderRouting
 from ocrkit.decode.windows import stitch_columns, window_starts
-from ocrkit.line_preprocess import LinePreprocess
+from ocrkit.images.buckets import same_shape_batches
+from ocrkit.images.line_preprocess import LinePreprocess
+from ocrkit.util.blas import single_thread_blas
 
 Reading = tuple[list[int], float]  # token ids (no special tokens) and a confidence in 0..1
 
@@ -79,7 +79,7 @@ def read_crops(
     backend: RecognizerBackend, settings: ReadSettings, crops: Sequence[np.ndarray], batch_size: int = 16
 ) -> list[Reading]:
     """Line crops → readings in input order. The encoder reads batches of identical padded shape (it
-    reads batch padding badly, see ocrkit.buckets.same_shape_batches); the decoder then reads the lines
+    reads batch padding badly, see ocrkit.images.buckets.same_shape_batches); the decoder then reads the lines
     of all those batches together (`read_batches`). Lines wider than the preprocessing's `longest` (kept at
     the model's height by `windowed` settings) are read by the CTC head in overlapping windows, whatever
     the decoding (they are longer than the decoder's token budget); a model without a CTC head gets them
@@ -105,7 +105,7 @@ def read_crops_placed(
     backend: RecognizerBackend, settings: ReadSettings, crops: Sequence[np.ndarray], batch_size: int = 16
 ) -> list[PlacedReading]:
     """`read_crops`, and each reading forced-aligned to the CTC head's frames of the same encoder pass:
-    the positions words and searchable PDFs are built from (ocrkit.words)."""
+    the positions words and searchable PDFs are built from (ocrkit.pages.words)."""
     lines = _read_lines(backend, settings, crops, batch_size, keep_frames=True)
     head = backend.ctc_head
     placed = [PlacedReading(*line.reading) for line in lines]

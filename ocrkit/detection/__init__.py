@@ -6,13 +6,13 @@ until a model is built or loaded.
 
 from __future__ import annotations
 
-from ocrkit.lazy import lazy_exports
+from ocrkit.util.lazy import lazy_exports
 
 __all__, __getattr__ = lazy_exports(
     __name__,
     {
         "ocrkit.detection.factory": ("create_detector",),
         "ocrkit.detection.predictor": ("Detector", "load_detector"),
-        "ocrkit.postprocess": ("PostConfig", "postprocess"),
+        "ocrkit.images.postprocess": ("PostConfig", "postprocess"),
     },
 )

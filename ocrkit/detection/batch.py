@@ -12,8 +12,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from ocrkit import boxes as B
-from ocrkit.preprocess import Geometry, detector_input
+from ocrkit.images import boxes as B
+from ocrkit.images.preprocess import Geometry, detector_input
 
 
 def pixel_tensor(pages: list[np.ndarray]) -> torch.Tensor:

@@ -8,9 +8,9 @@ from pathlib import Path
 
 from ocrkit.data.coco_dataset import AugmentConfig
 from ocrkit.engine.settings import TrainSettings
-from ocrkit.model_folder import SETTINGS_NAME, read_spec
-from ocrkit.postprocess import PostConfig
-from ocrkit.preprocess import PageSizing
+from ocrkit.hub.model_folder import SETTINGS_NAME, read_spec
+from ocrkit.images.postprocess import PostConfig
+from ocrkit.images.preprocess import PageSizing
 
 # Detections per image. Receipts have up to ~120 lines and a DETR spends several queries on one line;
 # 100 queries capped recall on dense pages (docs/design.md, "300 queries, not 100").
@@ -42,7 +42,7 @@ class DataConfig:
     divisor: int = 32  # D-FINE/RT-DETR feature strides go to 32
     square: bool = True  # pad to longest×longest (fixed-size batches)
     # page-shaped input only: a narrow page's long side grows until its short side has `min_short` px,
-    # up to `max_longest` (ocrkit.preprocess.page_longest); 0 = every page at `longest`
+    # up to `max_longest` (ocrkit.images.preprocess.page_longest); 0 = every page at `longest`
     min_short: int = 0
     max_longest: int = 0
     eval_batch_size: int = 4  # images per forward pass during evaluation (page-shaped input: one)
@@ -65,7 +65,8 @@ class DetectorConfig:
     def start_folder_settings(raw: dict) -> dict:
         """Queries, input geometry and post-processing (score threshold included) of the ocrkit folder
         `model.pretrained` names ({} for a hub id or a folder without ocrkit settings): a fine-tune keeps
-        them (ocrkit.config), so its validation and its saved folder read pages as the start model did."""
+        them (ocrkit.util.config), so its validation and its saved folder read pages as the start model
+        did."""
         start = (raw.get("model") or {}).get("pretrained") or ""
         if not start or not (Path(start) / SETTINGS_NAME).is_file():
             return {}

@@ -16,7 +16,7 @@ from pycocotools.coco import COCO
 from pycocotools.cocoeval import COCOeval
 from scipy.optimize import linear_sum_assignment
 
-from ocrkit import boxes as B
+from ocrkit.images import boxes as B
 
 
 def match_pairs(

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from PIL import Image, ImageDraw
 
-from ocrkit import boxes as B
 from ocrkit.detection.metrics import match_pairs
+from ocrkit.images import boxes as B
 
 HEIGHT_EDGES = (0, 8, 12, 16, 24, 32)  # box height at the detector's input, px
 WIDTH_EDGES = (0, 32, 64, 128, 256, 512)  # box width at the detector's input, px

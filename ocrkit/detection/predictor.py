@@ -1,6 +1,6 @@
 """Line detector inference: letterbox → model → post-process, from a saved model folder.
 
-The folder's settings (ocrkit.model_folder) hold the preprocessing the model was trained with, so
+The folder's settings (ocrkit.hub.model_folder) hold the preprocessing the model was trained with, so
 inference can never resize differently than training did.
 """
 
@@ -13,10 +13,10 @@ import torch
 from safetensors import SafetensorError
 
 from ocrkit.detection.batch import pixel_tensor
-from ocrkit.errors import ModelError
-from ocrkit.model_folder import check_folder
-from ocrkit.postprocess import PostConfig, postprocess
-from ocrkit.preprocess import Geometry, PageSizing
+from ocrkit.hub.model_folder import check_folder
+from ocrkit.images.postprocess import PostConfig, postprocess
+from ocrkit.images.preprocess import Geometry, PageSizing
+from ocrkit.util.errors import ModelError
 
 
 @torch.no_grad()

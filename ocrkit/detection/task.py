@@ -18,8 +18,8 @@ from ocrkit.detection.factory import create_detector
 from ocrkit.detection.metrics import LineCounts, coco_map
 from ocrkit.detection.predictor import raw_outputs
 from ocrkit.engine.param_groups import param_groups
-from ocrkit.model_folder import DetectorSpec, write_spec
-from ocrkit.postprocess import postprocess
+from ocrkit.hub.model_folder import DetectorSpec, write_spec
+from ocrkit.images.postprocess import postprocess
 
 MAP_SCORE_THRESHOLD = 0.01  # mAP ranks all detections; P/R/F1 uses the configured threshold
 

@@ -18,8 +18,8 @@ import torch
 from safetensors import SafetensorError
 from safetensors.torch import load_model, save_model
 
-from ocrkit.errors import OcrkitError
-from ocrkit.outputs import replace_folder, write_atomic
+from ocrkit.pages.outputs import replace_folder, write_atomic
+from ocrkit.util.errors import OcrkitError
 
 LATEST = "latest.json"
 

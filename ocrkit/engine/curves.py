@@ -6,7 +6,7 @@ import io
 import json
 from pathlib import Path
 
-from ocrkit.outputs import write_atomic
+from ocrkit.pages.outputs import write_atomic
 
 
 def read_metrics(path: Path) -> tuple[list[dict], list[dict]]:

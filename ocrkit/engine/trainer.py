@@ -34,8 +34,8 @@ from ocrkit.engine.pace import Pace
 from ocrkit.engine.schedule import lr_multiplier
 from ocrkit.engine.settings import TrainSettings
 from ocrkit.engine.task import Task
-from ocrkit.errors import OcrkitError
-from ocrkit.outputs import replace_folder, write_atomic
+from ocrkit.pages.outputs import replace_folder, write_atomic
+from ocrkit.util.errors import OcrkitError
 
 
 def seed_everything(seed: int) -> None:

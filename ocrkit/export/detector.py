@@ -14,10 +14,10 @@ from pathlib import Path
 import torch
 import torchvision
 
-from ocrkit.boxes import SAME_LINE_HEIGHT
 from ocrkit.export.quiet import carry_card, quiet_export
-from ocrkit.model_folder import read_spec, write_spec
-from ocrkit.postprocess import PostConfig
+from ocrkit.hub.model_folder import read_spec, write_spec
+from ocrkit.images.boxes import SAME_LINE_HEIGHT
+from ocrkit.images.postprocess import PostConfig
 
 OPSET = 17
 ONNX_NAME = "detector.onnx"

@@ -8,7 +8,7 @@ from pathlib import Path
 import torch
 
 from ocrkit.export.quiet import carry_card, quiet_export
-from ocrkit.model_folder import write_spec
+from ocrkit.hub.model_folder import write_spec
 from ocrkit.orientation.model import OrientationClassifier
 
 ONNX_NAME = "orientation.onnx"

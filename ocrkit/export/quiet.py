@@ -19,7 +19,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-CARD_NAME = "MODEL_CARD.md"
+from ocrkit.hub.model_info import CARD_NAME
+
 CHATTY_LOGGERS = ("optimum", "transformers", "torch.onnx")
 _MAX_DIFF = re.compile(r"max diff(?: =|:) *([0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)")
 

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import onnx
 
-from ocrkit.errors import ModelError
 from ocrkit.export.quiet import carry_card, quiet_export
-from ocrkit.model_folder import read_spec, write_spec
+from ocrkit.hub.model_folder import read_spec, write_spec
 from ocrkit.runtime.recognizer import ENCODER_MASK
+from ocrkit.util.errors import ModelError
 
 OPSET = 17
 ENCODER = "encoder_model.onnx"

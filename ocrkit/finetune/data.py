@@ -14,8 +14,8 @@ from pathlib import Path
 from ocrkit.data.ground_truth.card import import_card
 from ocrkit.data.ground_truth.importer import Importer, ImportSettings, ImportSummary, find_annotations
 from ocrkit.data.ground_truth.text_rules import TextRules
-from ocrkit.errors import OcrkitError
-from ocrkit.outputs import write_atomic
+from ocrkit.pages.outputs import write_atomic
+from ocrkit.util.errors import OcrkitError
 
 
 @dataclass

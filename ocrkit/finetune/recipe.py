@@ -11,11 +11,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from ocrkit.config import ConfigError, apply_overrides, from_dict, read_yaml
 from ocrkit.decode.ctc import Decoding
 from ocrkit.detection.config import DetectorConfig
-from ocrkit.model_folder import read_spec
+from ocrkit.hub.model_folder import read_spec
 from ocrkit.recognition.config import RecognizerConfig
+from ocrkit.util.config import ConfigError, apply_overrides, from_dict, read_yaml
 
 Model = Literal["detector", "recognizer"]
 RECIPES = Path(__file__).parent / "recipes"

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ocrkit.engine.curves import read_metrics, save_figure
 from ocrkit.finetune.data import UserData
-from ocrkit.outputs import write_atomic
+from ocrkit.pages.outputs import write_atomic
 
 CURVES = "learning_curves.png"
 CHOSEN_SETTINGS = (  # (model, report key, sentence): the settings a run chose for its folders

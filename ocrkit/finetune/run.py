@@ -25,13 +25,13 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ocrkit import zoo
-from ocrkit.config import ConfigError
-from ocrkit.errors import OcrkitError
 from ocrkit.finetune.data import Provenance, UserData, import_user_data
 from ocrkit.finetune.log import StampedLines, stamped_output
 from ocrkit.finetune.recipe import Mixing, Model, detector_config, load_recipe, recognizer_config
-from ocrkit.model_folder import check_folder
+from ocrkit.hub import zoo
+from ocrkit.hub.model_folder import check_folder
+from ocrkit.util.config import ConfigError
+from ocrkit.util.errors import OcrkitError
 
 EVAL_SHARE = 0.1  # of the budget, for the start pair's page scores (the same again at the end)
 EXPORT_SECONDS = 40.0  # fp16 copies + ONNX export of both models (~25 s measured on 2 cores)
@@ -234,7 +234,7 @@ def fit_cuts(finals: dict[str, Path], runs: dict[str, dict], pages: Path, thread
     score cut when it was trained, the recognizer's `min_confidence` when it was. Returns the pair's
     scores at the chosen cuts."""
     from ocrkit.finetune.scoring import CONFIDENCE_CUTS, DETECTOR_CUTS, score_pair_choosing_cuts
-    from ocrkit.model_folder import read_spec
+    from ocrkit.hub.model_folder import read_spec
 
     det_cuts: tuple[float | None, ...] = (None,)
     if "detector" in runs:
@@ -309,7 +309,7 @@ def check_out_dir(out: Path) -> None:
     """OUT must be new or empty: a run never mixes its files with an earlier one's."""
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise OcrkitError(f"--out {out}: exists and is not empty; choose a new folder")
-    source_tree = Path(zoo.__file__).resolve().parent
+    source_tree = zoo.MODELS_DIR.parent  # the package folder
     if out.resolve() == source_tree or source_tree in out.resolve().parents:
         raise OcrkitError(f"--out {out}: inside the ocrkit package; choose a folder outside it")
 
@@ -447,8 +447,8 @@ def fit_job(job: Job) -> dict:
 def _fit(job: Job) -> dict:
     import torch
 
-    from ocrkit.config import to_dict
     from ocrkit.engine.trainer import Trainer
+    from ocrkit.util.config import to_dict
 
     torch.set_num_threads(job.threads)
     if job.synth:
@@ -507,7 +507,7 @@ def synthetic_cache(kind: Model, count: int, seed: int) -> Path:
 
 def set_setting(folder: Path, kind: Model, key: str, value: object) -> None:
     """Write one reading setting into a model folder's ocrkit.json."""
-    from ocrkit.model_folder import read_spec, with_settings, write_spec
+    from ocrkit.hub.model_folder import read_spec, with_settings, write_spec
 
     spec = read_spec(folder, kind)
     write_spec(folder, with_settings(spec, {key: value}, folder))
@@ -518,8 +518,8 @@ def ship_best(kind: Model, run: dict, dst: Path) -> Path:
     reads with the decoding (attention, ctc, joint) that scored best at the kept step: on a new hand the
     TrOCR decoder may adapt faster than the CTC head that joint decoding also trusts."""
     from ocrkit.finetune.report import kept_eval
-    from ocrkit.model_folder import read_spec, with_settings
-    from ocrkit.shipping import ship
+    from ocrkit.hub.model_folder import read_spec, with_settings
+    from ocrkit.hub.shipping import ship
 
     trained = Path(run["dir"])
     spec = read_spec(trained)
@@ -541,7 +541,7 @@ def export_models(folders: dict[str, Path], out: Path) -> dict[str, str]:
     """ONNX exports of the fine-tuned folders (for `--backend onnx`); a missing extra is a warning."""
     try:
         for module in zoo.EXPORT_MODULES:
-            from ocrkit.extras import require
+            from ocrkit.util.extras import require
 
             require(module, "export", "exporting the fine-tuned models to ONNX")
     except OcrkitError as exc:

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ocrkit.evaluation import drop_unconfident, drop_unsure, load_coco, read_coco_pages, score_subset
-from ocrkit.io import load_image
-from ocrkit.outputs import write_atomic
+from ocrkit.images.io import load_image
+from ocrkit.pages.outputs import write_atomic
 
 PAIR_KEYS = ("f1", "precision", "recall", "cer", "bow_f1", "s_per_page", "lines_read")
 CONFIDENCE_CUTS = (0.0, 0.4, 0.5, 0.6)  # min_confidence values a fine-tuned recognizer may get

@@ -7,10 +7,10 @@ from collections.abc import Callable
 import numpy as np
 
 from ocrkit.decode.ctc import log_softmax
-from ocrkit.document import Orientation
-from ocrkit.model_folder import OrientationSpec
-from ocrkit.orientation.frame import ANGLES
+from ocrkit.hub.model_folder import OrientationSpec
+from ocrkit.images.frame import ANGLES
 from ocrkit.orientation.patches import gray_page, page_windows, to_input
+from ocrkit.pages.document import Orientation
 
 
 def decide(logits: np.ndarray, min_confidence: float, axis_confidence: float) -> Orientation:

@@ -7,11 +7,11 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ocrkit.document import Orientation
-from ocrkit.errors import ModelError
-from ocrkit.model_folder import OrientationSpec, check_folder, write_spec
+from ocrkit.hub.model_folder import OrientationSpec, check_folder, write_spec
+from ocrkit.images.frame import ANGLES
 from ocrkit.orientation.decide import classify
-from ocrkit.orientation.frame import ANGLES
+from ocrkit.pages.document import Orientation
+from ocrkit.util.errors import ModelError
 
 WEIGHTS = "model.safetensors"
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
-from ocrkit.preprocess import to_rgb_uint8
+from ocrkit.images.preprocess import to_rgb_uint8
 
 MAX_INK = 0.5  # windows inked over more than this share are pictures or dark borders, not print
 

@@ -18,10 +18,10 @@ import torch
 from torch.utils.data import Dataset
 
 from ocrkit.engine.param_groups import param_groups
-from ocrkit.model_folder import OrientationSpec
+from ocrkit.hub.model_folder import OrientationSpec
+from ocrkit.images.frame import ANGLES, turned
 from ocrkit.orientation.config import OrientationConfig
 from ocrkit.orientation.decide import decide
-from ocrkit.orientation.frame import ANGLES, turned
 from ocrkit.orientation.model import build, save
 from ocrkit.orientation.patches import page_windows, to_input
 

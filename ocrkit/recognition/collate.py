@@ -9,7 +9,7 @@ import numpy as np
 import torch
 from transformers import PreTrainedTokenizerBase
 
-from ocrkit.line_preprocess import LinePreprocess
+from ocrkit.images.line_preprocess import LinePreprocess
 from ocrkit.recognition.tokenizer import encode_label
 
 IGNORE = -100  # label value skipped by the loss

@@ -5,11 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ocrkit.config import ConfigError
 from ocrkit.decode.ctc import DECODINGS, Decoding
 from ocrkit.decode.joint import CTC_ALTERNATIVES
 from ocrkit.engine.settings import TrainSettings
-from ocrkit.model_folder import SETTINGS_NAME, read_spec
+from ocrkit.hub.model_folder import SETTINGS_NAME, read_spec
+from ocrkit.util.config import ConfigError
 
 # start-folder settings a fine-tune keeps unless its config sets them (RecognizerConfig.start_folder_settings)
 START_MODEL_KEYS = (
@@ -126,7 +126,7 @@ class RecognizerConfig:
     @staticmethod
     def start_folder_settings(raw: dict) -> dict:
         """Architecture, geometry and reading settings of the ocrkit folder `model.pretrained` names
-        ({} for a hub id or a folder without ocrkit settings): a fine-tune keeps them (ocrkit.config)."""
+        ({} for a hub id or a folder without ocrkit settings): a fine-tune keeps them (ocrkit.util.config)."""
         start = (raw.get("model") or {}).get("pretrained") or ""
         if not start or not (Path(start) / SETTINGS_NAME).is_file():
             return {}

@@ -19,9 +19,9 @@ import torch.nn.functional as F
 from safetensors.torch import save_file
 
 from ocrkit.decode.ctc import CtcHead
-from ocrkit.errors import ModelError
-from ocrkit.model_folder import CTC_HEAD_FILE, RecognizerSpec, has_spec, load_ctc_head, read_spec
+from ocrkit.hub.model_folder import CTC_HEAD_FILE, RecognizerSpec, has_spec, load_ctc_head, read_spec
 from ocrkit.recognition.case_folding import fold_cases
+from ocrkit.util.errors import ModelError
 
 HEAD = "ctc_head"
 

@@ -22,8 +22,8 @@ from transformers import (
     ViTConfig,
 )
 
-from ocrkit.errors import ModelError
 from ocrkit.recognition.tokenizer import build_tokenizer, padded_vocab_size
+from ocrkit.util.errors import ModelError
 
 PATCH = 16
 

@@ -12,12 +12,12 @@ from transformers.utils import logging as hf_logging
 
 from ocrkit.decode.ctc import CtcHead, Decoding
 from ocrkit.decode.read import ReadSettings, read_crops, read_crops_placed
-from ocrkit.errors import ModelError
-from ocrkit.model_folder import check_folder, chosen_decoding, folder_ctc_head
+from ocrkit.hub.model_folder import check_folder, chosen_decoding, folder_ctc_head
+from ocrkit.pages.words import PlacedText, placed_text
 from ocrkit.recognition.model import freeze_unused
 from ocrkit.recognition.tokenizer import decode, load_tokenizer
 from ocrkit.recognition.torch_backend import TorchBackend
-from ocrkit.words import PlacedText, placed_text
+from ocrkit.util.errors import ModelError
 
 
 class Recognizer:
@@ -66,7 +66,8 @@ class Recognizer:
 
     @torch.inference_mode()
     def read_placed(self, crops: list[np.ndarray], batch_size: int = 16) -> list[PlacedText]:
-        """`recognize`, with where each character sits on its crop (ocrkit.words places words from it)."""
+        """`recognize`, with where each character sits on its crop (ocrkit.pages.words places words by
+        it)."""
         readings = read_crops_placed(self.backend, self.settings, crops, batch_size)
         return [placed_text(r, decode(self.tokenizer, r.ids), self.glyphs) for r in readings]
 

@@ -20,15 +20,13 @@ from torch.utils.data import Dataset, Sampler
 from transformers import VisionEncoderDecoderModel
 from transformers.models.vision_encoder_decoder.modeling_vision_encoder_decoder import shift_tokens_right
 
-from ocrkit.buckets import same_shape_batches
 from ocrkit.data.lines_dataset import LinesDataset
 from ocrkit.data.sampler import AspectRatioBatchSampler
 from ocrkit.decode.ctc import DECODINGS, Decoding
 from ocrkit.decode.joint import JointSettings
 from ocrkit.decode.read import read, read_all
 from ocrkit.engine.param_groups import param_groups
-from ocrkit.line_preprocess import LinePreprocess
-from ocrkit.model_folder import (
+from ocrkit.hub.model_folder import (
     CTC_HEAD_FILE,
     SETTINGS_NAME,
     RecognizerSpec,
@@ -38,6 +36,8 @@ from ocrkit.model_folder import (
     spec_from_settings,
     write_spec,
 )
+from ocrkit.images.buckets import same_shape_batches
+from ocrkit.images.line_preprocess import LinePreprocess
 from ocrkit.recognition.case_folding import case_partners, fold_cases
 from ocrkit.recognition.collate import IGNORE, LineCollator
 from ocrkit.recognition.config import RecognizerConfig

@@ -15,8 +15,8 @@ from pathlib import Path
 from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers
 from transformers import AutoTokenizer, PreTrainedTokenizerBase, PreTrainedTokenizerFast
 
-from ocrkit.charset import DEFAULT_CHARSET
-from ocrkit.errors import ModelError
+from ocrkit.util.charset import DEFAULT_CHARSET
+from ocrkit.util.errors import ModelError
 
 PAD, BOS, EOS, UNK = "<pad>", "<s>", "</s>", "<unk>"
 SPECIALS = (PAD, BOS, EOS, UNK)

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import numpy as np
 
-from ocrkit import boxes as B
-from ocrkit.errors import ModelError
-from ocrkit.model_folder import check_folder
-from ocrkit.preprocess import detector_input
+from ocrkit.hub.model_folder import check_folder
+from ocrkit.images import boxes as B
+from ocrkit.images.preprocess import detector_input
 from ocrkit.runtime.session import create_session
+from ocrkit.util.errors import ModelError
 
 
 class OnnxDetector:

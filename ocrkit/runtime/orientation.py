@@ -6,9 +6,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ocrkit.document import Orientation
-from ocrkit.model_folder import check_folder
+from ocrkit.hub.model_folder import check_folder
 from ocrkit.orientation.decide import classify
+from ocrkit.pages.document import Orientation
 from ocrkit.runtime.session import create_session
 
 

@@ -11,10 +11,10 @@ from tokenizers import Tokenizer
 
 from ocrkit.decode.ctc import Decoding
 from ocrkit.decode.read import read_crops, read_crops_placed
-from ocrkit.errors import ModelError
-from ocrkit.model_folder import check_folder, chosen_decoding, folder_ctc_head
+from ocrkit.hub.model_folder import check_folder, chosen_decoding, folder_ctc_head
+from ocrkit.pages.words import PlacedText, placed_text
 from ocrkit.runtime.session import create_session
-from ocrkit.words import PlacedText, placed_text
+from ocrkit.util.errors import ModelError
 
 ENCODER_MASK = "encoder_attention_mask"  # the decoders' cross-attention mask input (ocrkit.export)
 # Decoder steps are tiny (one token for each line in flight): split over threads they wait on each other, and
@@ -69,7 +69,8 @@ class OnnxRecognizer:
         return [(self.tokenizer.decode(ids, skip_special_tokens=True), conf) for ids, conf in readings]
 
     def read_placed(self, crops: list[np.ndarray], batch_size: int = 16) -> list[PlacedText]:
-        """`recognize`, with where each character sits on its crop (ocrkit.words places words from it)."""
+        """`recognize`, with where each character sits on its crop (ocrkit.pages.words places words by
+        it)."""
         readings = read_crops_placed(self, self.settings, crops, batch_size)
         texts = [self.tokenizer.decode(r.ids, skip_special_tokens=True) for r in readings]
         return [placed_text(r, text, self.glyphs) for r, text in zip(readings, texts, strict=True)]

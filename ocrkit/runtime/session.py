@@ -6,7 +6,7 @@ from pathlib import Path
 
 import onnxruntime as ort
 
-from ocrkit.errors import ModelError
+from ocrkit.util.errors import ModelError
 
 OPT_LEVELS = {
     "disable": ort.GraphOptimizationLevel.ORT_DISABLE_ALL,

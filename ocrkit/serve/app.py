@@ -1,7 +1,7 @@
 """The FastAPI application of `ocrkit serve`: upload → pages → the formats `ocrkit infer` writes.
 
-Thin on purpose: decoding and its checks are ocrkit.io's (through uploads.py), reading is the OCR
-pipeline's, the output formats are ocrkit.formats'. What is the service's own: limits, the bounded pool,
+Thin on purpose: decoding and its checks are ocrkit.images.io's (through uploads.py), reading is the OCR
+pipeline's, the output formats are ocrkit.pages.formats'. What is the service's own: limits, the bounded pool,
 and turning every refusal into a JSON error `{"error", "detail"}` with a fitting status.
 """
 
@@ -23,8 +23,9 @@ from fastapi_offline import FastAPIOffline
 from pydantic import ValidationError
 from starlette.exceptions import HTTPException
 
-from ocrkit import __version__, formats
-from ocrkit.document import Page
+from ocrkit import __version__
+from ocrkit.pages import formats
+from ocrkit.pages.document import Page
 from ocrkit.serve.body_limit import BodyLimit
 from ocrkit.serve.convert import body_schema, parse_pages
 from ocrkit.serve.pool import Busy, RequestPool
@@ -58,9 +59,9 @@ def describe_models(det_dir: Path, rec_dir: Path, backend: str, min_confidence: 
     """What /v1/models reports of the models (ModelsAnswer but its limits): the folders' names and
     releases, a hash of their weights as the version (the same digest the ONNX cache uses), and the
     settings that change results."""
-    from ocrkit.model_folder import read_spec, settings_of
-    from ocrkit.model_info import release_name
-    from ocrkit.zoo import weights_digest
+    from ocrkit.hub.model_folder import read_spec, settings_of
+    from ocrkit.hub.model_info import release_name
+    from ocrkit.hub.zoo import weights_digest
 
     def one(path: Path) -> dict:
         settings = settings_of(read_spec(path))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ocrkit.document import Page
+from ocrkit.pages.document import Page
 
 # NaN or infinity cannot be a coordinate or a score, and strict JSON cannot carry them back
 _FINITE = ConfigDict(allow_inf_nan=False)

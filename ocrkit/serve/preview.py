@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from ocrkit.io import pdf_page_count, tiff_page_count
+from ocrkit.images.io import pdf_page_count, tiff_page_count
 from ocrkit.serve.uploads import PDF_HEADER_WITHIN, TIFF_MAGIC, Limits, read_upload
 
 MAX_SIDE = 2400  # longest side sent to the browser; the boxes scale with the picture

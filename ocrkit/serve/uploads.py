@@ -1,6 +1,6 @@
 """An uploaded file → the Pages of its text, or an UploadError that says which HTTP status fits.
 
-Decoding goes through ocrkit.io (the same checks as `ocrkit infer`), so the service accepts and refuses
+Decoding goes through ocrkit.images.io (the same checks as `ocrkit infer`), so the service accepts and refuses
 exactly what the command line does; only the limits are the service's own.
 """
 
@@ -13,10 +13,10 @@ from typing import Protocol
 
 import numpy as np
 
-from ocrkit.document import Page
-from ocrkit.errors import InputError
-from ocrkit.io import load_image, load_pdf_page, pdf_page_count, tiff_page_count
-from ocrkit.searchable_pdf import SearchablePdf, pdf_page_sizes
+from ocrkit.images.io import load_image, load_pdf_page, pdf_page_count, tiff_page_count
+from ocrkit.pages.document import Page
+from ocrkit.pages.searchable_pdf import SearchablePdf, pdf_page_sizes
+from ocrkit.util.errors import InputError
 
 # Declared types that cannot be a page; anything else (image/*, PDF, octet-stream, none) is sniffed.
 ACCEPTED_TYPES = ("image/", "application/pdf", "application/x-pdf", "application/octet-stream")
@@ -84,7 +84,7 @@ def read_upload_pdf(
     page: int | None = None,
     min_confidence: float | None = None,
 ) -> bytes:
-    """`read_upload` as one searchable PDF (ocrkit.searchable_pdf): a PDF upload keeps its own pages
+    """`read_upload` as one searchable PDF (ocrkit.pages.searchable_pdf): a PDF upload keeps its own pages
     with the text laid over them (only page `page`'s text when given), a picture goes under its text."""
     document = SearchablePdf()
     _read(ocr, data, name, limits, page, min_confidence, document)

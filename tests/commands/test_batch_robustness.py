@@ -11,12 +11,12 @@ import pytest
 from fixtures import dds_header, page_image, run_cli, thin_png, without_loading_line
 from PIL import Image
 
-from ocrkit.document import Line, Page
-from ocrkit.errors import InputError
-from ocrkit.inputs import collect_inputs
-from ocrkit.io import load_image
-from ocrkit.outputs import prepare_out_dir, write_atomic
-from ocrkit.overlay import GAP, overlay_png
+from ocrkit.images.inputs import collect_inputs
+from ocrkit.images.io import load_image
+from ocrkit.pages.document import Line, Page
+from ocrkit.pages.outputs import prepare_out_dir, write_atomic
+from ocrkit.pages.overlay import GAP, overlay_png
+from ocrkit.util.errors import InputError
 
 NO_MODEL = ["--det-model", "/nonexistent/det", "--rec-model", "/nonexistent/rec"]
 

@@ -13,8 +13,8 @@ import pytest
 from fixtures import page_image, run_cli, without_loading_line
 from PIL import Image
 
-from ocrkit.overlay import GAP
-from ocrkit.preprocess import PageSizing
+from ocrkit.images.preprocess import PageSizing
+from ocrkit.pages.overlay import GAP
 
 
 @pytest.mark.slow
@@ -156,7 +156,7 @@ def test_missing_and_corrupt_models_give_one_line(tmp_path, tiny_detector_dir, t
 
 
 def test_default_model_message_or_run(tmp_path, capsys, monkeypatch):
-    from ocrkit import zoo
+    from ocrkit.hub import zoo
 
     monkeypatch.setattr(zoo, "MODELS_DIR", tmp_path / "not_installed")
     Image.fromarray(page_image()).save(tmp_path / "p.png")
@@ -247,7 +247,7 @@ def test_a_reader_that_closes_the_pipe_early_ends_the_command_quietly():
 
 
 def test_a_page_without_lines_is_said_in_one_line(tmp_path, models, capsys, monkeypatch):
-    from ocrkit.document import Page
+    from ocrkit.pages.document import Page
     from ocrkit.pipeline import OCR
 
     monkeypatch.setattr(
@@ -298,7 +298,7 @@ def test_infer_refuses_what_standard_output_cannot_hold_before_loading(tmp_path,
 
 
 def test_an_onnx_export_given_to_torch_is_one_line_naming_the_backend(tmp_path, tiny_recognizer_dir, capsys):
-    from ocrkit.model_folder import DetectorSpec, write_spec
+    from ocrkit.hub.model_folder import DetectorSpec, write_spec
 
     Image.fromarray(page_image()).save(tmp_path / "p.png")
     det_export = tmp_path / "det_onnx"  # what ocrkit export writes for a detector: graph + settings

@@ -5,9 +5,9 @@ import os
 
 import pytest
 
-from ocrkit import zoo
 from ocrkit.cli import main
-from ocrkit.model_folder import read_spec
+from ocrkit.hub import zoo
+from ocrkit.hub.model_folder import read_spec
 
 
 def test_list_names_every_shipped_model_with_its_version(capsys):
@@ -73,7 +73,7 @@ def test_show_says_when_narrow_pages_get_a_longer_side(tiny_detector_dir, tmp_pa
     import shutil
     from dataclasses import replace
 
-    from ocrkit.model_folder import write_spec
+    from ocrkit.hub.model_folder import write_spec
 
     folder = tmp_path / "narrow"
     shutil.copytree(tiny_detector_dir, folder)

@@ -8,11 +8,11 @@ import pytest
 from fixtures import page_image, run_cli
 from PIL import Image
 
-from ocrkit import zoo
 from ocrkit.commands.progress import PageProgress, loading_line
-from ocrkit.document import Line, Page
-from ocrkit.model_folder import DetectorSpec, write_spec
-from ocrkit.preprocess import PageSizing
+from ocrkit.hub import zoo
+from ocrkit.hub.model_folder import DetectorSpec, write_spec
+from ocrkit.images.preprocess import PageSizing
+from ocrkit.pages.document import Line, Page
 
 
 def page_with(lines: int) -> Page:

@@ -3,11 +3,11 @@ import pytest
 import torch
 from fixtures import make_coco
 
-from ocrkit import boxes as B
 from ocrkit.data.coco_dataset import AugmentConfig, CocoDetectionDataset
 from ocrkit.detection.batch import collate_pages
-from ocrkit.errors import InputError
-from ocrkit.preprocess import PageSizing
+from ocrkit.images import boxes as B
+from ocrkit.images.preprocess import PageSizing
+from ocrkit.util.errors import InputError
 
 
 def test_dataset_letterboxes_and_labels_round_trip(tmp_path):
@@ -62,7 +62,8 @@ def test_missing_annotation_file_names_it(tmp_path):
 
 
 def test_training_pages_get_the_narrow_page_long_side(tmp_path):
-    """Training sees a narrow page at the long side inference gives it (ocrkit.preprocess.page_longest)."""
+    """Training sees a narrow page at the long side inference gives it
+    (ocrkit.images.preprocess.page_longest)."""
     ann = make_coco(tmp_path, n_images=1, size=(200, 60))  # short/long 0.3
     plain = CocoDetectionDataset(ann, PageSizing(128, 32, False))
     narrow = CocoDetectionDataset(ann, PageSizing(128, 32, False, min_short=48, max_longest=192))

@@ -460,7 +460,7 @@ def test_an_unreadable_xml_is_counted_as_unreadable_not_unknown(tmp_path, monkey
     "subset", ["../../../escaped", "a/b", "..", ".hidden", "x" * 65, "with space"], ids=str.__len__
 )
 def test_a_subset_name_that_is_not_a_plain_name_is_refused(tmp_path, subset):
-    from ocrkit.errors import OcrkitError
+    from ocrkit.util.errors import OcrkitError
 
     page_image(tmp_path / "src" / "p.png")
     page_xml_with(tmp_path / "src", "p", "p.png", ["20,20 200,20 200,50 20,50"])
@@ -481,7 +481,7 @@ def test_a_subset_name_that_is_not_a_plain_name_is_refused(tmp_path, subset):
 )
 def test_a_sources_file_with_a_bad_repo_or_subset_is_one_error(tmp_path, entry, message):
     from ocrkit.data.ground_truth.sources import load_sources
-    from ocrkit.errors import InputError
+    from ocrkit.util.errors import InputError
 
     source = {"repo": "owner/name", "commit": "abc", "license": "x", "subset": "books", **entry}
     (tmp_path / "sources.yaml").write_text(json.dumps({"sources": [source]}), encoding="utf-8")

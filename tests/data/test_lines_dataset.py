@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ocrkit.config import ConfigError
 from ocrkit.data.lines_dataset import glue_images, jitter_edges
 from ocrkit.recognition.config import DataConfig
+from ocrkit.util.config import ConfigError
 
 
 def _crop(height: int = 40, width: int = 200, paper: int = 230) -> np.ndarray:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ocrkit.data.manifest import read_jsonl
-from ocrkit.errors import InputError
+from ocrkit.util.errors import InputError
 
 
 def test_a_line_that_is_not_utf8_names_its_line(tmp_path):

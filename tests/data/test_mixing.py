@@ -8,11 +8,11 @@ from collections import Counter
 import pytest
 from fixtures import write_manifest
 
-from ocrkit.config import ConfigError, load_config
 from ocrkit.data.lines_dataset import read_line_sources
 from ocrkit.data.mixing import MixtureDataset, mixture, parse_sources
 from ocrkit.data.packed import pack
 from ocrkit.recognition.config import RecognizerConfig
+from ocrkit.util.config import ConfigError, load_config
 
 
 def test_mixture_follows_the_weights_and_repeats_small_sources():

@@ -11,7 +11,7 @@ from fixtures import REPO, make_coco, write_manifest
 
 from ocrkit.data.manifest import read_manifest
 from ocrkit.data.packed import decode_image, pack, read_packed_lines, read_packed_pages
-from ocrkit.preprocess import PageSizing
+from ocrkit.images.preprocess import PageSizing
 
 TEXTS = ["Total 12.50", "CASH", "Kaffee und Kuchen", "no. 7", "Anzahl", "x"]
 

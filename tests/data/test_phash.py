@@ -11,7 +11,7 @@ import pytest
 from fixtures import run_cli, text_pages
 
 from ocrkit.data.ground_truth.phash import NearDuplicates, distance, phash, read_reserved_phashes
-from ocrkit.io import load_image
+from ocrkit.images.io import load_image
 
 
 @pytest.fixture(autouse=True)

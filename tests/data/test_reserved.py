@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ocrkit.data.reserved import read_reserved
-from ocrkit.errors import InputError
+from ocrkit.util.errors import InputError
 
 A, B, C = "a" * 64, "0123456789abcdef" * 4, "F" * 64
 

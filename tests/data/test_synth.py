@@ -10,8 +10,8 @@ import pytest
 from PIL import Image
 from pycocotools.coco import COCO
 
-from ocrkit.charset import DEFAULT_CHARSET
 from ocrkit.data.synth import generate_lines, generate_pages
+from ocrkit.util.charset import DEFAULT_CHARSET
 
 
 @pytest.fixture(scope="module")

@@ -9,22 +9,22 @@ import torch
 from fixtures import render_line, write_manifest
 from safetensors.torch import load_file, save_file
 
-from ocrkit.config import ConfigError, load_config
 from ocrkit.decode.budget import greedy_token_budget
 from ocrkit.decode.ctc import best_path, patch_columns
 from ocrkit.decode.joint import sequence_logprobs, teacher_forcing_batch
 from ocrkit.decode.read import read
 from ocrkit.decode.routing import weakest_frame
-from ocrkit.errors import ModelError
 from ocrkit.export.recognizer import export_recognizer
-from ocrkit.model_folder import CTC_HEAD_FILE as HEAD_FILE
-from ocrkit.model_folder import read_spec, write_spec
+from ocrkit.hub.model_folder import CTC_HEAD_FILE as HEAD_FILE
+from ocrkit.hub.model_folder import read_spec, write_spec
 from ocrkit.recognition import load_recognizer
 from ocrkit.recognition.config import RecognizerConfig
 from ocrkit.recognition.ctc import restore_head
 from ocrkit.recognition.task import RecognitionTask
 from ocrkit.recognition.torch_backend import TorchBackend
 from ocrkit.runtime import OnnxRecognizer
+from ocrkit.util.config import ConfigError, load_config
+from ocrkit.util.errors import ModelError
 
 BLANK = 0
 

@@ -5,7 +5,6 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from ocrkit.buckets import same_shape_batches
 from ocrkit.decode.ctc import best_path, ctc_log_likelihood, ctc_log_likelihoods, log_softmax, prefix_beams
 from ocrkit.decode.joint import (
     CTC_ALTERNATIVES,
@@ -16,7 +15,8 @@ from ocrkit.decode.joint import (
     sequence_logprobs,
     teacher_forcing_batch,
 )
-from ocrkit.model_folder import RecognizerSpec, read_spec, write_spec
+from ocrkit.hub.model_folder import RecognizerSpec, read_spec, write_spec
+from ocrkit.images.buckets import same_shape_batches
 
 BLANK = 0
 
@@ -107,7 +107,7 @@ def test_same_shape_batches_never_mix_shapes_and_keep_every_line_once():
 def test_numpy_blas_runs_on_one_thread_while_recognizing_and_is_restored_after():
     from threadpoolctl import threadpool_info
 
-    from ocrkit.blas import single_thread_blas
+    from ocrkit.util.blas import single_thread_blas
 
     def blas_threads() -> list[int]:
         return [pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"]

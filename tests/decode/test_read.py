@@ -9,7 +9,7 @@ from ocrkit.decode.greedy import greedy, kept_rows, pad_lengths
 from ocrkit.decode.joint import JointSettings
 from ocrkit.decode.read import ReadSettings, read, read_all, read_batches, read_crops
 from ocrkit.decode.routing import DecoderRouting, weakest_frame
-from ocrkit.line_preprocess import LinePreprocess
+from ocrkit.images.line_preprocess import LinePreprocess
 
 EOS = 2
 

@@ -60,7 +60,7 @@ SENTENCE = (
 
 def shipped_with(folder: Path, **settings) -> Path:
     """A copy of the shipped recognizer with some settings changed."""
-    from ocrkit.zoo import resolve
+    from ocrkit.hub.zoo import resolve
 
     shutil.copytree(resolve("recognizer", "recognizer"), folder)
     spec = json.loads((folder / "ocrkit.json").read_text())
@@ -73,8 +73,8 @@ def test_a_line_of_150_characters_is_read_whole_by_the_shipped_recognizer(tmp_pa
     """~2300 x 40 px: at the model's 32 px it stays under `longest` (2048) and is read in one piece. Its
     CTC reading is longer than `decoder_max_chars`, so the default attention decoding keeps it; the
     decoder alone misreads a line this long."""
+    from ocrkit.hub.zoo import resolve
     from ocrkit.recognition import load_recognizer
-    from ocrkit.zoo import resolve
 
     assert len(SENTENCE) >= 150
     crop = render(SENTENCE)
@@ -94,8 +94,8 @@ def test_a_line_wider_than_longest_is_read_in_windows_at_the_models_height(tmp_p
     """Two sentences side by side (343 characters, ~4700 px at 32 px tall, past the decoder's token
     budget): read in windows at the model's height. Shrunk to fit one window instead, the same line is
     read far worse (the behaviour windows replace)."""
+    from ocrkit.hub.zoo import resolve
     from ocrkit.recognition import load_recognizer
-    from ocrkit.zoo import resolve
 
     text = f"{SENTENCE} {SENTENCE}"
     crop = render(text)

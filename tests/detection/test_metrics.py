@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 from pycocotools.coco import COCO
 
-from ocrkit import boxes as B
 from ocrkit.detection.metrics import LineCounts, coco_map, match_count
+from ocrkit.images import boxes as B
 
 
 def test_line_counts_one_to_one():

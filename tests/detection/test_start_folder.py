@@ -8,9 +8,9 @@ from __future__ import annotations
 import pytest
 from fixtures import REPO
 
-from ocrkit.config import load_config, read_yaml
 from ocrkit.detection.config import DetectorConfig
-from ocrkit.model_folder import read_spec
+from ocrkit.hub.model_folder import read_spec
+from ocrkit.util.config import load_config, read_yaml
 
 SHIPPED = read_spec(REPO / "ocrkit" / "models" / "detector", "detector")
 CONFIGS = sorted((REPO / "configs" / "detector").glob("*.yaml"))

@@ -5,16 +5,16 @@ import pytest
 import torch
 from fixtures import REPO, TINY, make_coco
 
-from ocrkit.config import from_dict, load_config
 from ocrkit.detection import create_detector, load_detector
 from ocrkit.detection.compat import accepted_kwargs
 from ocrkit.detection.config import DetectorConfig
 from ocrkit.detection.factory import RANDOM_INIT
 from ocrkit.detection.loss import CIoUDetrLoss
 from ocrkit.detection.task import DetectionTask
-from ocrkit.errors import ModelError
-from ocrkit.model_folder import FORMAT_VERSION, DetectorSpec, read_spec, spec_path, write_spec
-from ocrkit.preprocess import PageSizing
+from ocrkit.hub.model_folder import FORMAT_VERSION, DetectorSpec, read_spec, spec_path, write_spec
+from ocrkit.images.preprocess import PageSizing
+from ocrkit.util.config import from_dict, load_config
+from ocrkit.util.errors import ModelError
 
 
 @pytest.mark.parametrize("arch,size", [("dfine", "n8"), ("dfine", "s"), ("rtdetr", "r18")])

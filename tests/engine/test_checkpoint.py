@@ -11,7 +11,7 @@ from safetensors.torch import load_file
 
 from ocrkit.engine.checkpoint import TrainerState, latest_checkpoint, save_checkpoint
 from ocrkit.engine.trainer import Trainer
-from ocrkit.errors import OcrkitError
+from ocrkit.util.errors import OcrkitError
 
 
 def tiny_state():

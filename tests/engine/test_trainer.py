@@ -16,7 +16,7 @@ from ocrkit.engine.checkpoint import latest_checkpoint
 from ocrkit.engine.schedule import lr_multiplier
 from ocrkit.engine.settings import TrainSettings
 from ocrkit.engine.trainer import Trainer, accumulate, choose_device, cpu_has_bf16, slow_bf16_warning
-from ocrkit.errors import OcrkitError
+from ocrkit.util.errors import OcrkitError
 
 
 def weights(path):

@@ -14,12 +14,12 @@ from fixtures import REPO, run_cli, text_pages, tiny_start_models
 from ocrkit.cli import main
 from ocrkit.commands.finetune import split_overrides
 from ocrkit.data.ground_truth.importer import Importer, find_annotations, sha256_file
-from ocrkit.errors import OcrkitError
 from ocrkit.finetune.data import Provenance, import_user_data, split_files
 from ocrkit.finetune.recipe import detector_config, load_recipe, recognizer_config
 from ocrkit.finetune.run import SYNTH_SEED, Job, check_out_dir, render_synthetic, synthetic_cache
 from ocrkit.finetune.scoring import CONFIDENCE_CUTS, DETECTOR_CUTS
-from ocrkit.model_folder import read_spec
+from ocrkit.hub.model_folder import read_spec
+from ocrkit.util.errors import OcrkitError
 
 
 @pytest.fixture(autouse=True)
@@ -182,7 +182,7 @@ def test_train_end_to_end_in_one_minute(tmp_path, capfd, monkeypatch):
 
 @pytest.mark.parametrize("kind", ["detector", "recognizer"])
 def test_step_by_step_configs_use_the_recipes_training_choices(kind):
-    from ocrkit.config import read_yaml
+    from ocrkit.util.config import read_yaml
 
     recipe, _ = load_recipe(kind)
     config = read_yaml(REPO / "configs" / kind / "finetune.yaml")

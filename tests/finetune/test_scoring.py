@@ -3,8 +3,8 @@ min_confidence and the detector's score cut, together."""
 
 import json
 
-from ocrkit.document import Line, Page
 from ocrkit.finetune.scoring import DETECTOR_CUTS, Cuts, choose_cuts
+from ocrkit.pages.document import Line, Page
 
 
 def one_page_coco(tmp_path):

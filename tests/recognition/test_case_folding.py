@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 import torch
 
-from ocrkit.config import load_config
 from ocrkit.recognition.case_folding import case_partners, fold_cases
 from ocrkit.recognition.config import RecognizerConfig
 from ocrkit.recognition.tokenizer import build_tokenizer
+from ocrkit.util.config import load_config
 
 
 def test_case_free_rows_score_either_case_and_other_rows_are_untouched():

@@ -7,16 +7,16 @@ from fixtures import render_line
 
 from ocrkit.decode.budget import greedy_token_budget
 from ocrkit.decode.read import read
-from ocrkit.errors import ModelError
-from ocrkit.line_preprocess import LinePreprocess
-from ocrkit.model_folder import SETTINGS_NAME, DetectorSpec, RecognizerSpec, read_spec, write_spec
-from ocrkit.preprocess import PageSizing
+from ocrkit.hub.model_folder import SETTINGS_NAME, DetectorSpec, RecognizerSpec, read_spec, write_spec
+from ocrkit.images.line_preprocess import LinePreprocess
+from ocrkit.images.preprocess import PageSizing
 from ocrkit.recognition import load_recognizer
 from ocrkit.recognition.config import RecognizerConfig
 from ocrkit.recognition.model import count_parameters, create_recognizer
 from ocrkit.recognition.task import RecognitionTask
 from ocrkit.recognition.tokenizer import build_tokenizer, decode, padded_vocab_size
 from ocrkit.recognition.torch_backend import TorchBackend
+from ocrkit.util.errors import ModelError
 
 
 @pytest.fixture(scope="module")
@@ -121,7 +121,7 @@ def test_load_recognizer_errors(tmp_path):
 
 
 def test_preprocess_shapes_and_height_cap():
-    from ocrkit.line_preprocess import LinePreprocess
+    from ocrkit.images.line_preprocess import LinePreprocess
 
     pre = LinePreprocess(longest=512, max_height=64)
     long_line = np.zeros((30, 900, 3), np.uint8)

@@ -10,8 +10,8 @@ import json
 import pytest
 from fixtures import REPO
 
-from ocrkit.config import load_config
 from ocrkit.recognition.config import RecognizerConfig
+from ocrkit.util.config import load_config
 
 SHIPPED = REPO / "ocrkit" / "models" / "recognizer"
 CONFIGS = sorted(

@@ -3,9 +3,9 @@
 import pytest
 from transformers import AutoTokenizer
 
-from ocrkit.charset import DEFAULT_CHARSET
 from ocrkit.recognition.metrics import ErrorCounts, edit_distance, error_rates
 from ocrkit.recognition.tokenizer import decode, encode_label, load_tokenizer
+from ocrkit.util.charset import DEFAULT_CHARSET
 
 SAMPLES = [
     "Grüße aus Köln — 12,50 €",

@@ -8,17 +8,17 @@ import torch
 from fixtures import REPO, write_manifest
 
 from ocrkit.cli import main as cli_main
-from ocrkit.config import ConfigError, from_dict, load_config
 from ocrkit.data.lines_dataset import scan_augment
 from ocrkit.data.manifest import read_manifest
 from ocrkit.data.sampler import AspectRatioBatchSampler, padding_fraction, random_batches
 from ocrkit.engine.trainer import accumulate
-from ocrkit.errors import InputError
-from ocrkit.line_preprocess import LinePreprocess
-from ocrkit.model_folder import read_spec
+from ocrkit.hub.model_folder import read_spec
+from ocrkit.images.line_preprocess import LinePreprocess
 from ocrkit.recognition.collate import IGNORE
 from ocrkit.recognition.config import RecognizerConfig
 from ocrkit.recognition.task import RecognitionTask
+from ocrkit.util.config import ConfigError, from_dict, load_config
+from ocrkit.util.errors import InputError
 
 TEXTS = ["Total 12.50", "Grüße", "a longer line of receipt text 3x 4,99", "ID", "Brot 1,20 €", "x y z"]
 

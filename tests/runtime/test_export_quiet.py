@@ -5,7 +5,8 @@ import shutil
 import warnings
 
 from ocrkit.export.detector import export_detector
-from ocrkit.export.quiet import CARD_NAME, quiet_export
+from ocrkit.export.quiet import quiet_export
+from ocrkit.hub.model_info import CARD_NAME
 
 
 def test_a_detector_export_carries_its_card_and_prints_no_tracer_warnings(tiny_detector_dir, tmp_path, capfd):

@@ -14,7 +14,7 @@ from fixtures import SCRIPTS
 from ocrkit.detection.predictor import load_detector
 from ocrkit.export.detector import export_detector
 from ocrkit.export.recognizer import export_recognizer
-from ocrkit.model_folder import read_spec, write_spec
+from ocrkit.hub.model_folder import read_spec, write_spec
 from ocrkit.recognition import load_recognizer
 from ocrkit.runtime import OnnxDetector, OnnxRecognizer
 
@@ -264,7 +264,8 @@ def test_onnx_backend_exports_the_default_models_once(
     tiny_detector_dir, tiny_recognizer_dir, tmp_path, monkeypatch
 ):
     """`--backend onnx` with no model folders exports the shipped torch defaults into the cache once."""
-    from ocrkit import OCR, zoo
+    from ocrkit import OCR
+    from ocrkit.hub import zoo
 
     shipped = tmp_path / "models"
     shipped.mkdir()

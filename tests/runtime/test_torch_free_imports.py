@@ -3,7 +3,7 @@ what `ocrkit --help` and the model-folder contract import stays light with every
 
 For the runtime, torch is blocked (tests/scripts/block_torch.py): it must work where torch is absent. For
 `--help`, torch is installed and must not be imported: albumentations imports torch whenever it can, so
-ocrkit.preprocess imports albumentations only when it resizes an image."""
+ocrkit.images.preprocess imports albumentations only when it resizes an image."""
 
 import json
 import subprocess
@@ -45,8 +45,8 @@ HEAVY = {"torch", "albumentations", "transformers"}
 
 
 def test_model_folder_imports_neither_torch_nor_albumentations():
-    loaded = _modules_after("import ocrkit.model_folder")
-    assert "ocrkit.model_folder" in loaded and "ocrkit.preprocess" in loaded and not HEAVY & loaded
+    loaded = _modules_after("import ocrkit.hub.model_folder")
+    assert "ocrkit.hub.model_folder" in loaded and "ocrkit.images.preprocess" in loaded and not HEAVY & loaded
 
 
 def test_command_line_help_imports_neither_torch_nor_albumentations():
@@ -57,7 +57,7 @@ def test_command_line_help_imports_neither_torch_nor_albumentations():
 def test_resizing_before_torch_leaves_torch_unloaded_and_its_bridge_importable():
     """The ONNX runtime resizes with albumentations; in a full install that import used to load torch."""
     loaded = _modules_after(
-        "import sys\nimport numpy as np\nfrom ocrkit.preprocess import letterbox\n"
+        "import sys\nimport numpy as np\nfrom ocrkit.images.preprocess import letterbox\n"
         "out, _ = letterbox(np.zeros((40, 30, 3), np.uint8), 64)\n"
         "assert out.shape == (64, 48, 3)\n"
         "assert 'albumentations' in sys.modules and 'torch' not in sys.modules, 'torch was loaded'\n"

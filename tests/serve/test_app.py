@@ -21,7 +21,7 @@ from fixtures import SAMPLES, free_port
 from PIL import Image
 
 from ocrkit.cli import build_parser, main
-from ocrkit.document import Page
+from ocrkit.pages.document import Page
 from ocrkit.serve.app import create_app
 from ocrkit.serve.uploads import Limits
 

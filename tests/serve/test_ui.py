@@ -12,9 +12,9 @@ import pytest
 from fixtures import serving
 from PIL import Image
 
-from ocrkit import formats
 from ocrkit.cli import build_parser
-from ocrkit.document import Line, Page
+from ocrkit.pages import formats
+from ocrkit.pages.document import Line, Page
 from ocrkit.serve.app import create_app
 from ocrkit.serve.preview import MAX_SIDE
 from ocrkit.serve.uploads import Limits

@@ -28,9 +28,9 @@ from ocrkit.data.ground_truth.paths import guard
 from ocrkit.data.ground_truth.phash import NearDuplicates, phash
 from ocrkit.data.ground_truth.readers import FORMATS, GtLine, GtPage, read_page, sniff_format
 from ocrkit.data.ground_truth.text_rules import TextRules
-from ocrkit.errors import InputError, OcrkitError
-from ocrkit.io import load_image
-from ocrkit.outputs import write_atomic
+from ocrkit.images.io import load_image
+from ocrkit.pages.outputs import write_atomic
+from ocrkit.util.errors import InputError, OcrkitError
 
 CROP_PADDING = 3  # px around the polygon's box, as in the evaluation crops
 MAX_PAGE_SIDE = 2000  # stored page images: long side capped here (boxes scaled with it)

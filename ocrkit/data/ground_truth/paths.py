@@ -15,7 +15,7 @@ import fnmatch
 from functools import lru_cache
 from pathlib import Path
 
-from ocrkit.errors import InputError
+from ocrkit.util.errors import InputError
 
 OUTSIDE = "leads outside the source folder"
 IMAGE_SIBLINGS = ("img", "OCR-D-IMG*")

@@ -17,7 +17,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from ocrkit.errors import InputError
+from ocrkit.util.errors import InputError
 
 PREFIX = "dct256:"  # names the hash kind in the reserved list, so another kind can be added beside it
 SIDE, FREQS = 128, 16

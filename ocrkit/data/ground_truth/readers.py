@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ocrkit.data.ground_truth.paths import OUTSIDE, guard, image_siblings, inside
-from ocrkit.errors import InputError
+from ocrkit.util.errors import InputError
 
 FORMATS = ("page", "alto", "sroie", "lines")
 LINE_IMAGE_SUFFIXES = (".png", ".tif", ".tiff", ".jpg", ".jpeg")

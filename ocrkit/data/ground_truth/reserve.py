@@ -15,9 +15,9 @@ from ocrkit.data.ground_truth.importer import Importer, sha256_file
 from ocrkit.data.ground_truth.phash import phash, phash_text, read_reserved_phashes
 from ocrkit.data.ground_truth.readers import read_page, sniff_format
 from ocrkit.data.reserved import read_reserved
-from ocrkit.errors import InputError
-from ocrkit.io import IMAGE_SUFFIXES, load_image
-from ocrkit.outputs import write_atomic
+from ocrkit.images.io import IMAGE_SUFFIXES, load_image
+from ocrkit.pages.outputs import write_atomic
+from ocrkit.util.errors import InputError
 
 HEADER = "sha256\tkind\tsource\tphash"
 

@@ -25,8 +25,8 @@ from ocrkit.data.ground_truth.importer import (
 )
 from ocrkit.data.ground_truth.phash import NearDuplicates
 from ocrkit.data.ground_truth.text_rules import DEFAULT_MARKUP, TextRules
-from ocrkit.errors import InputError, OcrkitError
-from ocrkit.outputs import write_atomic
+from ocrkit.pages.outputs import write_atomic
+from ocrkit.util.errors import InputError, OcrkitError
 
 REPO = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")  # owner/name, as GitHub spells them
 

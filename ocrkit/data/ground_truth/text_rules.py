@@ -12,8 +12,8 @@ import re
 import unicodedata
 from dataclasses import dataclass, field
 
-from ocrkit.charset import DEFAULT_CHARSET
 from ocrkit.data.ground_truth.plain_readings import E_ABOVE, plain_text
+from ocrkit.util.charset import DEFAULT_CHARSET
 
 # Editorial markup seen in public ground truth that no printed page shows as such.
 DEFAULT_MARKUP = r"[⟦⟧]"

@@ -12,7 +12,6 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from ocrkit.charset import DEFAULT_CHARSET
 from ocrkit.data.synth.crops import blank_crop, crop_line
 from ocrkit.data.synth.render import item_rng, render_page
 from ocrkit.data.synth.writers import (
@@ -23,6 +22,7 @@ from ocrkit.data.synth.writers import (
     write_image,
     write_jsonl,
 )
+from ocrkit.util.charset import DEFAULT_CHARSET
 
 PAGE_STREAM, LINE_STREAM = 0, 1
 MIN_LINE_HEIGHT = 6  # px; thinner boxes make unreadable crops

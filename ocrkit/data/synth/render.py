@@ -7,11 +7,11 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ocrkit.charset import DEFAULT_CHARSET
 from ocrkit.data.synth import layouts
 from ocrkit.data.synth.canvas import Canvas
 from ocrkit.data.synth.degrade import compose, geometry, photometric
 from ocrkit.data.synth.text import TextGen
+from ocrkit.util.charset import DEFAULT_CHARSET
 
 
 @dataclass

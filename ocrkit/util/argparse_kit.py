@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 from typing import NoReturn
 
-from ocrkit.errors import report_error
+from ocrkit.util.errors import report_error
 
 
 class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):

@@ -3,7 +3,7 @@
 Torch-free so the ONNX runtime reuses it. Order: sigmoid → top-k → score threshold → NMS →
 drop boxes mostly inside a higher-scoring one (DETR emits nested word/line duplicates that IoU-NMS
 misses) → letterboxed pixels → `Geometry.unmap` → original pixels. Reading order is decided later
-(reading_order.py, applied by pipeline.detect_page); boxes come back sorted by decreasing score.
+(ocrkit.pages.reading_order, applied by pipeline.detect_page); boxes come back sorted by decreasing score.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ocrkit import boxes as B
-from ocrkit.preprocess import Geometry
+from ocrkit.images import boxes as B
+from ocrkit.images.preprocess import Geometry
 
 
 @dataclass

@@ -1,7 +1,7 @@
 """Line-crop preprocessing shared by training, evaluation, torch and ONNX inference.
 
 numpy/OpenCV only (no torch) so the torch-free runtime can import it. The settings travel with the
-model in the folder's settings (ocrkit.model_folder), so inference can never resize differently from
+model in the folder's settings (ocrkit.hub.model_folder), so inference can never resize differently from
 training.
 """
 
@@ -12,8 +12,8 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
-from ocrkit.line_band import line_band
-from ocrkit.preprocess import letterbox, padded_size, to_rgb_uint8
+from ocrkit.images.line_band import line_band
+from ocrkit.images.preprocess import letterbox, padded_size, to_rgb_uint8
 
 
 @dataclass(frozen=True)
@@ -26,7 +26,7 @@ class LinePreprocess:
     windowed: bool = False
     grayscale: bool = True  # colour carries no text information; gray narrows the synthetic→real gap
     # cut a loosely framed crop (blank margins, a neighbour's descenders) to its line's rows before
-    # scaling (ocrkit.line_band); tight crops are left as they are
+    # scaling (ocrkit.images.line_band); tight crops are left as they are
     trim_margins: bool = False
     pad_value: int = 0  # letterbox and batch padding value (uint8, before normalisation)
     mean: float = 0.5  # pixel = (x / 255 - mean) / std

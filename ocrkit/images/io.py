@@ -14,9 +14,8 @@ from pathlib import Path
 import numpy as np
 from PIL import Image, ImageOps, UnidentifiedImageError
 
-from ocrkit.errors import InputError, ModelError
-from ocrkit.outputs import printable
-from ocrkit.preprocess import to_rgb_uint8
+from ocrkit.images.preprocess import to_rgb_uint8
+from ocrkit.util.errors import InputError, ModelError, printable
 
 __all__ = ["InputError", "ModelError", "PageSource", "load_image", "load_page", "IMAGE_SUFFIXES"]
 
@@ -30,7 +29,7 @@ PDF_DPI = 200
 
 @dataclass(frozen=True)
 class PageSource:
-    """One page to process: a file, its output name (see ocrkit.inputs) and the 1-based page number."""
+    """One page to process: a file, its output name (see ocrkit.images.inputs) and the 1-based page number."""
 
     path: Path
     name: str  # the input's path relative to the folder it was found in, extension included

@@ -7,13 +7,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ocrkit.reading_order import same_row
+from ocrkit.pages.reading_order import same_row
 
 
 @dataclass
 class Word:
     """A word of a line: the characters between spaces, placed by the recognizer's CTC alignment
-    (ocrkit.words)."""
+    (ocrkit.pages.words)."""
 
     bbox: list[float]  # [x0, y0, x1, y1] in original-image pixels, inside its line's box
     text: str
@@ -90,7 +90,7 @@ class Page:
     # lines read as text but less sure than the pipeline's min_confidence: out of the page's text and
     # files, kept so an overlay can show where they were
     unsure: list[Line] = field(default_factory=list)
-    # boxes whose reading is not text (ocrkit.not_text), dropped from the page: kept out of its text and
+    # boxes whose reading is not text (ocrkit.pages.not_text), dropped from the page: kept out of its text and
     # files too, so an evaluation can count the real lines the filter would lose
     not_text: list[Line] = field(default_factory=list)
 

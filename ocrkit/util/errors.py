@@ -33,3 +33,13 @@ def report_error(message: object) -> None:
     from tqdm.auto import tqdm
 
     tqdm.write(f"ocrkit: error: {message}", file=sys.stderr)
+
+
+def printable(text: str) -> str:
+    """`text` as valid UTF-8: bytes of a file name that are not UTF-8 (which Python keeps as lone
+    surrogates) become U+FFFD, so JSON/XML outputs and messages can always be written."""
+    try:
+        raw = text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        raw = text.encode("utf-8", "surrogatepass")
+    return raw.decode("utf-8", "replace")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-from ocrkit.errors import OcrkitError
+from ocrkit.util.errors import OcrkitError
 
 # The extra that installs each optional top-level module; a module missing from here belongs to the core
 # install, so its absence is a broken install, not a choice.

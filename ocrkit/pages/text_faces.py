@@ -12,7 +12,7 @@ from pathlib import Path
 
 from fontTools.ttLib import TTFont
 
-FONT_DIR = Path(__file__).resolve().parent / "fonts"
+FONT_DIR = Path(__file__).resolve().parent.parent / "fonts"
 FACES: dict[str, Path] = {
     "dejavu": FONT_DIR / "dejavu/DejaVuSans.ttf",
     "liberation": FONT_DIR / "liberation/LiberationSans-Regular.ttf",

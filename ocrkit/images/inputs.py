@@ -15,8 +15,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ocrkit.errors import InputError
-from ocrkit.io import IMAGE_SUFFIXES, PDF_SUFFIX, TIFF_SUFFIXES, PageSource, pdf_page_count, tiff_page_count
+from ocrkit.images.io import (
+    IMAGE_SUFFIXES,
+    PDF_SUFFIX,
+    TIFF_SUFFIXES,
+    PageSource,
+    pdf_page_count,
+    tiff_page_count,
+)
+from ocrkit.util.errors import InputError
 
 READABLE_SUFFIXES = IMAGE_SUFFIXES | {PDF_SUFFIX}
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from safetensors.torch import load_file, save_file
 
-from ocrkit.model_folder import Spec, read_spec, write_spec
+from ocrkit.hub.model_folder import Spec, read_spec, write_spec
 
 
 def ship(src: Path, dst: Path, spec: Spec | None = None) -> Path:

@@ -19,9 +19,9 @@ from fpdf.enums import TextMode
 from PIL import Image
 from pypdf import PdfReader, PdfWriter, Transformation
 
-from ocrkit.document import Page
-from ocrkit.orientation.frame import boxes_to_sent, points_to_sent
-from ocrkit.text_faces import FACES, face_for
+from ocrkit.images.frame import boxes_to_sent, points_to_sent
+from ocrkit.pages.document import Page
+from ocrkit.pages.text_faces import FACES, face_for
 
 IMAGE_DPI = 300  # page size of a picture that does not say its resolution: A4 scans come out A4
 ASCENT = 0.8  # font size as a share of the word box's height; the baseline sits the rest above its bottom

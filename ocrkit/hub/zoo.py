@@ -13,19 +13,15 @@ import difflib
 import hashlib
 import importlib.util
 import os
-import shutil
 import stat
-import sys
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from ocrkit.errors import ModelError
-from ocrkit.export.quiet import CARD_NAME, carry_card
-from ocrkit.extras import require
-from ocrkit.model_folder import Kind, has_spec, read_spec, spec_path
+from ocrkit.hub.model_folder import Kind, has_spec, read_spec, spec_path
+from ocrkit.util.errors import ModelError
+from ocrkit.util.extras import require
 
-MODELS_DIR = Path(__file__).parent / "models"
+MODELS_DIR = Path(__file__).resolve().parent.parent / "models"
 # What an export imports beyond the core install (the 'export' extra); checked before any work starts.
 EXPORT_MODULES = ("torch", "transformers", "torchvision", "onnx", "optimum.exporters.onnx")
 DEFAULTS: dict[Kind, str] = {
@@ -121,12 +117,6 @@ def is_shipped(folder: Path) -> bool:
     return Path(os.path.abspath(folder)).parent == Path(os.path.abspath(MODELS_DIR))
 
 
-def onnx_folder(folder: Path, kind: Kind) -> Path:
-    """The folder the ONNX backend loads for `folder`: a shipped torch model's cached export (made once),
-    any other folder as it is (it must be an export already: ocrkit export)."""
-    return cached_onnx_export(folder, kind) if is_shipped(folder) else folder
-
-
 def onnx_ready(folder: Path, kind: Kind) -> bool:
     """Whether the ONNX backend can load `folder` without a new install: it is an export, or a shipped
     model whose export is cached or can be made here (the export extra is installed)."""
@@ -215,35 +205,3 @@ def check_onnx_ready(folder: Path, kind: Kind) -> None:
 def export_target(model_dir: Path, kind: Kind) -> Path:
     """Where the cached export of `model_dir` lives: keyed by its weights and the export layout."""
     return cache_root() / "onnx" / f"{kind}-{weights_digest(model_dir)}-layout{EXPORT_LAYOUTS[kind]}"
-
-
-def cached_onnx_export(model_dir: Path, kind: Kind) -> Path:
-    """The ONNX export of `model_dir`, exporting it once if needed.
-
-    The export is written to a temporary folder and renamed into place, so an interrupted export
-    never leaves a half-written folder that would be mistaken for a finished one.
-    """
-    target = export_target(model_dir, kind)
-    if has_spec(target):
-        if not (target / CARD_NAME).is_file():  # made before exports carried their card
-            carry_card(model_dir, target)
-        return target
-    require_exporter(kind)
-    from ocrkit.export.detector import export_detector
-    from ocrkit.export.orientation import export_orientation
-    from ocrkit.export.recognizer import export_recognizer
-
-    print(f"ocrkit: exporting the shipped {kind} to ONNX once, into {target}", file=sys.stderr)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    scratch = Path(tempfile.mkdtemp(prefix=f".{kind}-", dir=target.parent))
-    try:
-        exporters = {"detector": export_detector, "recognizer": export_recognizer}
-        exporters.get(kind, export_orientation)(model_dir, scratch)  # quiet: ocrkit.export.quiet
-        try:
-            scratch.rename(target)
-        except OSError:  # another process finished the same export first
-            if not has_spec(target):
-                raise
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
-    return target

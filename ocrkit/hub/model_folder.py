@@ -26,11 +26,11 @@ from ocrkit.decode.ctc import DECODINGS, CtcHead, Decoding
 from ocrkit.decode.joint import CTC_ALTERNATIVES, DEFAULT_CTC_WEIGHT, JointSettings
 from ocrkit.decode.read import ReadSettings
 from ocrkit.decode.routing import DecoderRouting
-from ocrkit.errors import ModelError
-from ocrkit.line_preprocess import LinePreprocess
-from ocrkit.outputs import write_atomic
-from ocrkit.postprocess import PostConfig
-from ocrkit.preprocess import PageSizing
+from ocrkit.images.line_preprocess import LinePreprocess
+from ocrkit.images.postprocess import PostConfig
+from ocrkit.images.preprocess import PageSizing
+from ocrkit.pages.outputs import write_atomic
+from ocrkit.util.errors import ModelError
 
 SETTINGS_NAME = "ocrkit.json"
 CTC_HEAD_FILE = "ctc_head.safetensors"

@@ -13,7 +13,7 @@ from typing import Any
 import cv2
 import numpy as np
 
-from ocrkit.albumentations_import import import_albumentations
+from ocrkit.images.albumentations_import import import_albumentations
 
 
 @dataclass(frozen=True)

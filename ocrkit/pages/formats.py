@@ -10,7 +10,7 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 
-from ocrkit.document import Page
+from ocrkit.pages.document import Page
 
 ALTO_NS = "http://www.loc.gov/standards/alto/ns-v4#"
 PAGE_NS = "http://schema.primaresearch.org/PAGE/gts/pagecontent/2019-07-15"
@@ -194,12 +194,12 @@ EXTENSIONS = {
 def render(page: Page, fmt: str, image: np.ndarray | None = None) -> str | bytes:
     """`page` in the format named `fmt` (one of FORMATS), as `ocrkit infer` writes it to
     `<name>.<EXTENSIONS[fmt]>`; "overlay" draws the boxes on the page's RGB `image`, so it needs it, and
-    "pdf" makes a one-page searchable PDF of it (ocrkit.searchable_pdf; `ocrkit infer` writes one PDF per
-    input document instead)."""
+    "pdf" makes a one-page searchable PDF of it (ocrkit.pages.searchable_pdf; `ocrkit infer` writes one
+    PDF per input document instead)."""
     if fmt == "pdf":
         if image is None:
             raise ValueError("the pdf format puts the page image under its text: pass image=")
-        from ocrkit.searchable_pdf import SearchablePdf
+        from ocrkit.pages.searchable_pdf import SearchablePdf
 
         document = SearchablePdf()
         document.add_picture(page, image)
@@ -207,7 +207,7 @@ def render(page: Page, fmt: str, image: np.ndarray | None = None) -> str | bytes
     if fmt == "overlay":
         if image is None:
             raise ValueError("the overlay format draws on the page image: pass image=")
-        from ocrkit.overlay import overlay_png
+        from ocrkit.pages.overlay import overlay_png
 
         return overlay_png(image, page)
     writers = {

@@ -14,9 +14,16 @@ from pathlib import Path
 
 import yaml
 
-from ocrkit.errors import ModelError
-from ocrkit.model_folder import SETTINGS_NAME, DetectorSpec, OrientationSpec, RecognizerSpec, Spec, read_spec
-from ocrkit.zoo import open_model_file, weights_digest
+from ocrkit.hub.model_folder import (
+    SETTINGS_NAME,
+    DetectorSpec,
+    OrientationSpec,
+    RecognizerSpec,
+    Spec,
+    read_spec,
+)
+from ocrkit.hub.zoo import open_model_file, weights_digest
+from ocrkit.util.errors import ModelError
 
 CARD_NAME = "MODEL_CARD.md"
 MAX_TEXT_BYTES = 1 << 20  # a card or config.json larger than this is no description to read

@@ -11,19 +11,9 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from ocrkit.errors import OcrkitError
+from ocrkit.util.errors import OcrkitError
 
 TEMP_SUFFIX = ".tmp"
-
-
-def printable(text: str) -> str:
-    """`text` as valid UTF-8: bytes of a file name that are not UTF-8 (which Python keeps as lone
-    surrogates) become U+FFFD, so JSON/XML outputs and messages can always be written."""
-    try:
-        raw = text.encode("utf-8", "surrogateescape")
-    except UnicodeEncodeError:
-        raw = text.encode("utf-8", "surrogatepass")
-    return raw.decode("utf-8", "replace")
 
 
 def _temp_name(path: Path) -> Path:

@@ -18,8 +18,8 @@ import cv2
 import numpy as np
 
 from ocrkit.decode.read import PlacedReading
-from ocrkit.document import Word
-from ocrkit.preprocess import to_rgb_uint8
+from ocrkit.images.preprocess import to_rgb_uint8
+from ocrkit.pages.document import Word
 
 
 @dataclass(frozen=True)

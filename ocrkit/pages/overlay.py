@@ -11,8 +11,8 @@ from functools import cache
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
-from ocrkit.document import Line, Page
-from ocrkit.text_faces import FACES, face_for
+from ocrkit.pages.document import Line, Page
+from ocrkit.pages.text_faces import FACES, face_for
 
 MAX_SIDE = 2000  # the page half is scaled to at most this: overlays are for looking at
 GAP = 8  # pixels between the page and the panel
