@@ -24,6 +24,7 @@ import numpy as np
 from ocrkit.commands.common import set_torch_threads
 from ocrkit.commands.options import add_model_options, ocr_options, positive_int, probability
 from ocrkit.pages.outputs import write_atomic
+from ocrkit.util.argparse_kit import DocHelpFormatter
 from ocrkit.util.errors import OcrkitError
 
 
@@ -187,7 +188,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "evaluate",
         help="score pages, detector misses or line readings against annotated data",
         description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=DocHelpFormatter,
     )
     what = parser.add_subparsers(dest="what", metavar="pages|misses|rec", required=True)
     p = what.add_parser("pages", help="end-to-end page scores against COCO files with line texts")

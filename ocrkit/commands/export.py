@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from ocrkit.util.argparse_kit import DocHelpFormatter
 from ocrkit.util.errors import OcrkitError
 
 OPTIONS = {"detector": "--det", "recognizer": "--rec", "orientation": "--orientation"}  # part -> its option
@@ -23,7 +24,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "export",
         help="export model folders to ONNX for --backend onnx and deployment",
         description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=DocHelpFormatter,
     )
     p.add_argument("--det", type=Path, help="detector model folder")
     p.add_argument("--rec", type=Path, help="recognizer model folder")

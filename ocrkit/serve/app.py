@@ -35,6 +35,7 @@ from ocrkit.serve.ui import add_ui
 from ocrkit.serve.uploads import (
     Limits,
     PageReader,
+    Upload,
     UploadError,
     check_media_type,
     read_upload,
@@ -224,8 +225,8 @@ def _add_page_routes(app: FastAPI, ocr: PageReader, pool: RequestPool, limits: L
             check_media_type(file.content_type)
             data = await file.read(limits.max_upload_bytes + 1)
             reader = read_upload_pdf if fmt == "pdf" else read_upload
-            name = file.filename or "upload"
-            result = await pool.run(reader, ocr, data, name, limits, page, min_confidence)
+            upload = Upload(data, file.filename or "upload", limits, page, min_confidence)
+            result = await pool.run(reader, ocr, upload)
         except Busy as exc:
             log.warning("busy: refused a request (%d in the pool)", pool.admitted)
             return busy(exc)

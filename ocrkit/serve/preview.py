@@ -16,7 +16,7 @@ import numpy as np
 from PIL import Image
 
 from ocrkit.images.io import pdf_page_count, tiff_page_count
-from ocrkit.serve.uploads import PDF_HEADER_WITHIN, TIFF_MAGIC, Limits, read_upload
+from ocrkit.serve.uploads import PDF_HEADER_WITHIN, TIFF_MAGIC, Limits, Upload, read_upload
 
 MAX_SIDE = 2400  # longest side sent to the browser; the boxes scale with the picture
 JPEG_QUALITY = 88
@@ -42,7 +42,7 @@ class _Decoder:
 def page_image(data: bytes, limits: Limits, page: int = 1) -> PageImage:
     """Page `page` of an upload as a JPEG no larger than MAX_SIDE, its size and the file's page count.
     Raises UploadError exactly where /v1/ocr would."""
-    (rgb,) = read_upload(_Decoder(), data, "upload", limits, page)  # type: ignore[arg-type]
+    (rgb,) = read_upload(_Decoder(), Upload(data, "upload", limits, page))  # type: ignore[arg-type]
     height, width = rgb.shape[:2]
     picture = Image.fromarray(rgb)
     picture.thumbnail((MAX_SIDE, MAX_SIDE))

@@ -62,46 +62,36 @@ def check_media_type(content_type: str | None) -> None:
         raise UploadError(415, "unsupported_media_type", f"{declared} is not an image or a PDF")
 
 
-def read_upload(
-    ocr: PageReader,
-    data: bytes,
-    name: str,
-    limits: Limits,
-    page: int | None = None,
-    min_confidence: float | None = None,
-) -> list[Page]:
+@dataclass(frozen=True)
+class Upload:
+    """One request's file and what the request asks of it."""
+
+    data: bytes
+    name: str  # what the pages are called in the answer
+    limits: Limits
+    page: int | None = None  # only this page of a PDF or TIFF
+    min_confidence: float | None = None  # the request's cut instead of the service's
+
+
+def read_upload(ocr: PageReader, upload: Upload) -> list[Page]:
     """Every page of an image, multi-page TIFF or PDF upload (or only its `page`), read one page at a
     time so a long document never holds more than one decoded page in memory: what `ocrkit infer` reads
-    from the same file. `min_confidence`: the request's cut instead of the service's."""
-    return _read(ocr, data, name, limits, page, min_confidence, None)
+    from the same file."""
+    return _read(ocr, upload, None)
 
 
-def read_upload_pdf(
-    ocr: PageReader,
-    data: bytes,
-    name: str,
-    limits: Limits,
-    page: int | None = None,
-    min_confidence: float | None = None,
-) -> bytes:
+def read_upload_pdf(ocr: PageReader, upload: Upload) -> bytes:
     """`read_upload` as one searchable PDF (ocrkit.pages.searchable_pdf): a PDF upload keeps its own pages
     with the text laid over them (only page `page`'s text when given), a picture goes under its text."""
     document = SearchablePdf()
-    _read(ocr, data, name, limits, page, min_confidence, document)
+    _read(ocr, upload, document)
     return document.to_bytes()
 
 
-def _read(
-    ocr: PageReader,
-    data: bytes,
-    name: str,
-    limits: Limits,
-    page: int | None,
-    min_confidence: float | None,
-    document: SearchablePdf | None,
-) -> list[Page]:
+def _read(ocr: PageReader, upload: Upload, document: SearchablePdf | None) -> list[Page]:
     """The pages read; with `document`, each also added to it (a PDF upload's own pages laid under
     their text before the upload's temporary file goes)."""
+    data, limits, page = upload.data, upload.limits, upload.page
     if not data:
         raise UploadError(400, "empty_file", "the uploaded file is empty (0 bytes)")
     if len(data) > limits.max_upload_bytes:
@@ -123,13 +113,13 @@ def _read(
             pages = []
             for n in numbers:
                 image = load(path, page=n, max_pixels=limits.max_pixels)
-                pages.append(ocr.read(image, name=name, page=n, min_confidence=min_confidence))
+                pages.append(ocr.read(image, name=upload.name, page=n, min_confidence=upload.min_confidence))
                 if document is not None and kind != "PDF":
                     document.add_picture(pages[-1], image)
             if document is not None and kind == "PDF":
                 read = {p.page: p for p in pages}
                 for n, (width, height) in enumerate(pdf_page_sizes(path), 1):
-                    document.add_pdf_page(read.get(n) or Page(name, 1, 1, n), width, height)
+                    document.add_pdf_page(read.get(n) or Page(upload.name, 1, 1, n), width, height)
                 document.original = data
             return pages
         except InputError as exc:

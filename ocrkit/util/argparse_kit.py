@@ -25,6 +25,10 @@ class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
         return super()._get_help_string(action) or text
 
 
+class DocHelpFormatter(argparse.RawDescriptionHelpFormatter, HelpFormatter):
+    """HelpFormatter for a command described by its module's docstring: the description keeps its lines."""
+
+
 class Parser(argparse.ArgumentParser):
     """The parser of `ocrkit` and of each of its commands (sub-parsers are made of the same class)."""
 
