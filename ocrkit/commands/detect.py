@@ -19,7 +19,7 @@ from ocrkit.commands.options import add_model_options
 from ocrkit.commands.progress import loading_line, say
 from ocrkit.hub import zoo
 from ocrkit.hub.model_info import release_name
-from ocrkit.images.line_crops import crop_lines
+from ocrkit.images.line_crops import DETECTED_FRAMING, crop_lines
 from ocrkit.pages.outputs import prepare_out_dir, write_atomic
 from ocrkit.pipeline import detect_page
 
@@ -63,6 +63,7 @@ def run(args: argparse.Namespace) -> int:
                                 "page_image": source.label,
                                 "page": source.page,
                                 "bbox": page.lines[n - 1].to_dict()["bbox"],
+                                "framing": DETECTED_FRAMING,
                             }
                         )
                     )

@@ -43,6 +43,11 @@ class ReadSettings:
     joint: JointSettings | None = None  # joint decoding's weight and gate
     routing: DecoderRouting | None = None  # attention: the lines that keep their CTC reading
 
+    def with_trim_margins(self, trim: bool) -> ReadSettings:
+        """The same reading with loose crops cut to their line's rows (or not): for crops framed by
+        other tools, whose margins the folder's own setting, chosen for detected boxes, does not expect."""
+        return replace(self, preprocess=replace(self.preprocess, trim_margins=trim))
+
     def ctc_only(self) -> ReadSettings:
         """The same crops read by the CTC head alone (a cheap confidence, e.g. for orientation)."""
         return replace(self, decoding="ctc", routing=None)

@@ -59,9 +59,13 @@ class Recognizer:
         return cls(model, tokenizer, spec.read_settings(chosen), ctc_head)
 
     @torch.inference_mode()
-    def recognize(self, crops: list[np.ndarray], batch_size: int = 16) -> list[tuple[str, float]]:
-        """Line crops (HxW[xC] arrays) → [(text, confidence in 0..1)] in input order."""
-        readings = read_crops(self.backend, self.settings, crops, batch_size)
+    def recognize(
+        self, crops: list[np.ndarray], batch_size: int = 16, trim_margins: bool | None = None
+    ) -> list[tuple[str, float]]:
+        """Line crops (HxW[xC] arrays) → [(text, confidence in 0..1)] in input order. `trim_margins`
+        overrides the folder's setting: crops framed by other tools read better cut to their line."""
+        settings = self.settings if trim_margins is None else self.settings.with_trim_margins(trim_margins)
+        readings = read_crops(self.backend, settings, crops, batch_size)
         return [(decode(self.tokenizer, ids), conf) for ids, conf in readings]
 
     @torch.inference_mode()

@@ -334,3 +334,42 @@ def test_a_mistyped_shipped_model_name_gets_a_suggestion(tmp_path, capsys):
     code, _, err = run_cli(["infer", tmp_path / "p.png", "--rec-model", "recogniser"], capsys)
     assert code == 2 and err.count("\n") == 1
     assert "recogniser: " in err and "did you mean 'recognizer'?" in err
+
+
+def test_recognize_cuts_loose_margins_but_reads_detected_crops_as_cut(
+    tmp_path, capsys, monkeypatch, tiny_recognizer_dir
+):
+    """Crops given to `recognize` come from anywhere: they are cut to their line's rows by default,
+    whatever the folder says; crops `ocrkit detect --crops` cut from detected boxes (its manifest says
+    so) are read as cut, like the pipeline reads them; --keep-margins reads every crop whole."""
+    from ocrkit.recognition.predictor import Recognizer
+
+    real, seen = Recognizer.recognize, []
+
+    def recording(self, crops, batch_size=16, trim_margins=None):
+        seen.append((len(crops), trim_margins))
+        return real(self, crops, batch_size, trim_margins)
+
+    monkeypatch.setattr(Recognizer, "recognize", recording)
+    crop = np.full((60, 200, 3), 255, np.uint8)
+    crop[25:38, 20:180] = 0  # one line, a blank margin above and below
+    for name in ("loose.png", "detected.png"):
+        Image.fromarray(crop).save(tmp_path / name)
+    records = [
+        {"image": "loose.png"},
+        {"image": "detected.png", "framing": "detected"},
+        {"image": "loose.png"},
+    ]
+    (tmp_path / "lines.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    for extra, calls in (([], [(2, True), (1, False)]), (["--keep-margins"], [(3, False)])):
+        seen.clear()
+        code, out, err = run_cli(
+            ["recognize", tmp_path / "lines.jsonl", "--rec-model", tiny_recognizer_dir, *extra], capsys
+        )
+        assert code == 0, err
+        assert [json.loads(x)["image"] for x in out.splitlines()] == [
+            "loose.png",
+            "detected.png",
+            "loose.png",
+        ]
+        assert seen == calls
