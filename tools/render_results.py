@@ -59,10 +59,10 @@ def render_table(spec: dict, newest: dict) -> str:
 
 def rendered(text: str, name: str, table: str) -> str:
     """`text` with the table between its markers replaced; a file without them is an error."""
-    pattern = re.compile(rf"(<!-- results:{name} -->\n).*?(\n<!-- /results:{name} -->)", re.S)
+    pattern = re.compile(rf"(<!-- results:{name} -->\n)(?:.*?\n)?(<!-- /results:{name} -->)", re.S)
     if not pattern.search(text):
         raise SystemExit(f"render_results: no <!-- results:{name} --> ... <!-- /results:{name} --> markers")
-    return pattern.sub(lambda m: m.group(1) + table + m.group(2), text)
+    return pattern.sub(lambda m: m.group(1) + table + "\n" + m.group(2), text)
 
 
 def render_all(results: Path = RESULTS, tables: Path = TABLES, root: Path = REPO) -> dict[Path, str]:
