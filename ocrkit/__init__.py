@@ -14,7 +14,7 @@ from ocrkit.util.lazy import lazy_exports
 # albumentations checks PyPI for a newer version on import; ocrkit runs offline and must not phone home
 os.environ.setdefault("NO_ALBUMENTATIONS_UPDATE", "1")
 
-__version__ = "0.3.0"
+__version__ = "0.4.0"
 
 __all__, __getattr__ = lazy_exports(
     __name__,
