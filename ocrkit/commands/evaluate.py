@@ -18,6 +18,7 @@ import argparse
 import json
 from collections import defaultdict
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -26,6 +27,9 @@ from ocrkit.commands.options import add_model_options, ocr_options, positive_int
 from ocrkit.pages.outputs import write_atomic
 from ocrkit.util.argparse_kit import DocHelpFormatter
 from ocrkit.util.errors import OcrkitError
+
+if TYPE_CHECKING:
+    from ocrkit.pipeline import OCR
 
 
 def coco_files(paths: list[str]) -> list[Path]:
@@ -48,18 +52,16 @@ def subset_name(coco_path: Path) -> str:
     return coco_path.parent.name if coco_path.name == "coco.json" else coco_path.stem
 
 
-def run_ocrkit(coco_path: Path, args: argparse.Namespace) -> dict:
+def run_ocrkit(ocr: OCR, coco_path: Path, args: argparse.Namespace) -> dict:
     from ocrkit.evaluation import read_coco_pages
-    from ocrkit.pipeline import OCR
 
-    ocr = OCR(**ocr_options(args))
     save = Path(args.save_pred) / subset_name(coco_path) if args.save_pred else None
     return read_coco_pages(ocr, coco_path, gt_boxes=args.gt_boxes, save_pred=save)
 
 
-def report(results: dict[str, dict], keys: list[str], args: argparse.Namespace, **context) -> int:
+def report(results: dict[str, dict], keys: list[str], args: argparse.Namespace, kind: str, **context) -> int:
     """Print the results per subset as a table, write them as JSON and append them to a results file
-    (ocrkit.results) when asked; the exit code."""
+    as records of `kind` (ocrkit.results) when asked; the exit code."""
     from ocrkit.evaluation import markdown_table
 
     print(markdown_table([{"subset": name, **r} for name, r in results.items()], ["subset", *keys]))
@@ -68,7 +70,6 @@ def report(results: dict[str, dict], keys: list[str], args: argparse.Namespace, 
     if args.record:
         from ocrkit.results import append_records, new_records
 
-        kind = "crops" if args.what == "rec" else "pages"
         append_records(args.record, new_records(kind, args.engine, results, **context))
     return 0
 
@@ -98,13 +99,18 @@ def cmd_pages(args: argparse.Namespace) -> int:
     check_record_options(args)
     results, by_threshold = {}, defaultdict(list)
     paths = coco_files(args.gt)
+    ocr = None
+    if not args.pred:  # the models load once for every subset
+        from ocrkit.pipeline import OCR
+
+        ocr = OCR(**ocr_options(args))
     for coco_path in paths:
         name = subset_name(coco_path)
         if args.pred:
             pred_dir = Path(args.pred)
             pages = read_prediction_dir(pred_dir / name if (pred_dir / name).is_dir() else pred_dir)
         else:
-            pages = run_ocrkit(coco_path, args)
+            pages = run_ocrkit(ocr, coco_path, args)
         for threshold in args.min_score or [None]:
             kept = (
                 pages if threshold is None else {k: drop_unconfident(p, threshold) for k, p in pages.items()}
@@ -117,8 +123,8 @@ def cmd_pages(args: argparse.Namespace) -> int:
             results["all" if threshold is None else f"all (det_score >= {threshold:g})"] = pooled(rows)
     keys = ["pages", "precision", "recall", "f1", "map", "map50", "cer", "bow_f1", "nested", "dropped_real"]
     keys.append("s_per_page")
-    context = {} if args.pred else {"backend": args.backend, "threads": args.threads}
-    return report(results, keys, args, **context)
+    context = {} if ocr is None else {"backend": ocr.backend, "threads": args.threads}
+    return report(results, keys, args, "pages", **context)
 
 
 def cmd_misses(args: argparse.Namespace) -> int:
@@ -180,7 +186,7 @@ def cmd_rec(args: argparse.Namespace) -> int:
 
     check_record_options(args)
     gt, pred = read_jsonl(args.gt, "ground truth"), read_jsonl(args.pred, "predictions")
-    return report(score_records(gt, pred), ["lines", "cer", "wer"], args)
+    return report(score_records(gt, pred), ["lines", "cer", "wer"], args, "crops")
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -6,6 +6,9 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
 
 from ocrkit.commands.common import Failures, set_torch_threads
 from ocrkit.commands.options import add_model_options
@@ -17,6 +20,9 @@ from ocrkit.images.io import PageSource, load_page
 from ocrkit.images.line_crops import DETECTED_FRAMING
 from ocrkit.pages.outputs import prepare_out_file, write_atomic
 from ocrkit.util.errors import InputError, printable
+
+if TYPE_CHECKING:
+    from ocrkit.recognition.predictor import Recognizer
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -119,9 +125,14 @@ def run(args: argparse.Namespace) -> int:
     return failures.exit_code(total)
 
 
-def read_loaded(recognizer, loaded: list, batch_size: int) -> list:
-    """((value, source), (text, score)) for loaded (value, source, trim, image) items, in their order:
-    the crops to cut to their line and the others read apart, each with its framing."""
+Loaded = tuple[str, PageSource, bool, np.ndarray]  # value, source, whether to cut it to its line, pixels
+
+
+def read_loaded(
+    recognizer: Recognizer, loaded: list[Loaded], batch_size: int
+) -> list[tuple[tuple[str, PageSource], tuple[str, float]]]:
+    """((value, source), (text, score)) for loaded items, in their order: the crops to cut to their
+    line and the others read apart, each with its framing."""
     results: dict[int, tuple[str, float]] = {}
     for trim in (True, False):
         picked = [n for n, item in enumerate(loaded) if item[2] is trim]

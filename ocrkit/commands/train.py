@@ -75,9 +75,9 @@ def add_training_options(p: argparse.ArgumentParser, kind: str) -> None:
 def overrides(args: argparse.Namespace) -> list[str]:
     """The config overrides: every --set, then the options that name a config key."""
     out = list(args.overrides)
-    for option, key in (("max_minutes", "max_minutes"), ("fit_minutes", "fit_minutes"), ("device", "device")):
-        if getattr(args, option) is not None:
-            out.append(f"train.{key}={getattr(args, option)}")
+    for key in ("max_minutes", "fit_minutes", "device"):
+        if getattr(args, key) is not None:
+            out.append(f"train.{key}={getattr(args, key)}")
     return out
 
 
