@@ -86,3 +86,20 @@ def test_a_saved_fine_tune_keeps_the_reading_settings_its_run_never_sets(tmp_pat
     assert saved.preprocess.windowed is True and saved.min_confidence == 0.5
     assert saved.decoder_gate == 0.9
     assert inherit_settings(trained, "", tmp_path / "out") == trained  # a hub id or random init
+
+
+def _include_depth(path) -> int:
+    import yaml
+
+    named = yaml.safe_load(path.read_text(encoding="utf-8")).get("include") or []
+    named = [named] if isinstance(named, str) else named
+    return 1 + max((_include_depth(path.parent / name) for name in named), default=0) if named else 0
+
+
+@pytest.mark.parametrize(
+    "path", sorted((REPO / "configs").glob("*/*.yaml")), ids=lambda p: f"{p.parent.name}/{p.name}"
+)
+def test_shipped_configs_include_flat(path):
+    """A run's config includes a model file, which includes the defaults, and no more: a value is read
+    in one of three files, not found by walking a chain of earlier runs' configs."""
+    assert _include_depth(path) <= 2

@@ -33,12 +33,11 @@ class Mixing:
         return int(min(self.synth, self.synth_per_minute * budget_minutes))
 
 
-def load_recipe(
-    kind: Model, overrides: list[str] | None = None, path: Path | None = None
-) -> tuple[dict, Mixing]:
-    """(the training config as a dict, the mixing settings) of the shipped recipe or `path`, with
-    `--set`-style overrides (`train.lr=1e-4`, `finetune.synth_weight=0.3`) applied."""
-    data = apply_overrides(read_yaml(path or RECIPES / f"{kind}.yaml"), overrides or [])
+def load_recipe(kind: Model, overrides: list[str] | None = None) -> tuple[dict, Mixing]:
+    """(the training config as a dict, the mixing settings) of the shipped recipe, with `--set`-style
+    overrides (`train.lr=1e-4`, `finetune.synth_weight=0.3`) applied."""
+    recipe = {**read_yaml(RECIPES / f"{kind}.yaml"), "finetune": read_yaml(RECIPES / "mixing.yaml")[kind]}
+    data = apply_overrides(recipe, overrides or [])
     mixing = from_dict(Mixing, data.pop("finetune", None) or {}, "finetune")
     return data, mixing
 
