@@ -1,10 +1,11 @@
-"""Loose line crops are cut to their line's rows; tight crops and touching ink are left alone."""
+"""Loose line crops are cut to their line's rows, neighbours' pieces of ink painted over; tight crops,
+accents, commas and touching ink are left alone."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from ocrkit.images.line_band import line_band
+from ocrkit.images.line_band import line_band, without_stray_ink
 from ocrkit.images.line_preprocess import LinePreprocess
 
 PAPER, INK = 230, 20
@@ -54,3 +55,39 @@ def test_the_preprocessing_applies_it_only_when_the_folder_asks():
     assert (cut[:, :, 0] < 128).mean() > 2 * (
         kept[:, :, 0] < 128
     ).mean()  # ...the cut one with the line filling it
+
+
+def _line_with_ascenders(height: int = 80) -> np.ndarray:
+    """An x-height band at rows 30-45 with a few ascenders reaching up to row 14."""
+    crop = _paper(height)
+    crop[30:46] = _text_rows(16)
+    for col in range(5, 290, 54):
+        crop[14:30, col : col + 4] = INK
+    return crop
+
+
+def test_a_neighbours_pieces_that_no_blank_row_separates_are_painted_over():
+    crop = _line_with_ascenders()
+    for col in (46, 100, 154, 208):  # the line above's descenders, in the rows of the ascenders
+        crop[0:16, col : col + 2] = INK
+    assert line_band(crop) == (0, crop.shape[0])  # no blank row between them and the line
+    cleaned = without_stray_ink(crop)
+    assert (cleaned[0:16, 46:48] > 200).all() and (cleaned[0:16, 154:156] > 200).all()
+    assert (cleaned[14:30, 5:9] == INK).all()  # the line's own ascenders stay
+    assert (cleaned[30:46] == crop[30:46]).all()
+    top, bottom = line_band(cleaned)
+    assert 8 <= top <= 14 and bottom >= 46
+
+
+def test_accents_commas_and_a_broken_stroke_of_a_tight_crop_stay():
+    tight = _paper(35)
+    tight[5:31] = _text_rows(26)
+    tight[0:3, 50:54] = INK  # an accent touching the top edge
+    tight[31:35, 100:103] = INK  # a comma touching the bottom edge
+    assert without_stray_ink(tight) is tight
+    glyph = _paper(40)  # one character whose lower stroke the threshold broke off, far below its core
+    glyph[5:12, 10:30] = INK
+    glyph[30:38, 10:30] = INK
+    assert without_stray_ink(glyph) is glyph
+    blank = _paper(40)
+    assert without_stray_ink(blank) is blank  # no ink: nothing to paint

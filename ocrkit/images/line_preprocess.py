@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
-from ocrkit.images.line_band import line_band
+from ocrkit.images.line_band import line_band, without_stray_ink
 from ocrkit.images.preprocess import letterbox, padded_size, to_rgb_uint8
 
 
@@ -26,7 +26,8 @@ class LinePreprocess:
     windowed: bool = False
     grayscale: bool = True  # colour carries no text information; gray narrows the synthetic→real gap
     # cut a loosely framed crop (blank margins, a neighbour's descenders) to its line's rows before
-    # scaling (ocrkit.images.line_band); tight crops are left as they are
+    # scaling, the neighbours' pieces of ink painted over (ocrkit.images.line_band); tight crops keep
+    # their rows
     trim_margins: bool = False
     pad_value: int = 0  # letterbox and batch padding value (uint8, before normalisation)
     mean: float = 0.5  # pixel = (x / 255 - mean) / std
@@ -57,7 +58,11 @@ class LinePreprocess:
         the margins `trim_margins` cuts are rows, so x keeps its origin)."""
         img = to_rgb_uint8(crop)
         if self.trim_margins:
-            top, bottom = line_band(cv2.cvtColor(img, cv2.COLOR_RGB2GRAY))
+            gray = cv2.cvtColor(img, cv2.COLOR_RGB2GRAY)
+            cleaned = without_stray_ink(gray)
+            if cleaned is not gray:
+                img = np.where((cleaned != gray)[:, :, None], cleaned[:, :, None], img)
+            top, bottom = line_band(cleaned)
             img = img[top:bottom]
         if self.grayscale:
             img = np.repeat(cv2.cvtColor(img, cv2.COLOR_RGB2GRAY)[:, :, None], 3, axis=2)
