@@ -105,7 +105,7 @@ def as_text(info: ModelInfo) -> str:
     if not info.release:
         values["release"] = f"not stated (no {CARD_NAME})"
     if not info.data_conditions:
-        values["data_conditions"] = f"not stated (no licence conditions in a {CARD_NAME})"
+        values["data_conditions"] = f"not stated (no data_conditions in a {CARD_NAME}'s metadata)"
     width = max(map(len, LABELS.values()))
     lines = [info.name] + [
         f"  {label.ljust(width)}  {values[key]}" for key, label in LABELS.items() if values[key]

@@ -1,7 +1,8 @@
 """What a model folder is, in a few lines a user can act on: its name and release, its version (the hash
 of its weights and settings), architecture, the input it expects, and the licence conditions its
-training data carries — read from the files the folder already holds (ocrkit.json, config.json,
-MODEL_CARD.md), so the description can never disagree with what loads.
+training data carries — read from the files the folder already holds (ocrkit.json, config.json and the
+YAML metadata of MODEL_CARD.md: `model_name`, `license`, `data_conditions`, as on the Hugging Face hub),
+so the description can never disagree with what loads.
 """
 
 from __future__ import annotations
@@ -27,7 +28,6 @@ from ocrkit.util.errors import ModelError
 
 CARD_NAME = "MODEL_CARD.md"
 MAX_TEXT_BYTES = 1 << 20  # a card or config.json larger than this is no description to read
-CONDITIONS_MARK = "**Licence conditions:**"  # how a card introduces its training data's conditions
 
 
 @dataclass(frozen=True)
@@ -35,13 +35,13 @@ class ModelInfo:
     name: str
     kind: str
     folder: str
-    release: str  # the card's title, e.g. "ocrkit line recognizer 0.3.0"; "" without a card
+    release: str  # the card's `model_name` (else its title), e.g. "ocrkit line recognizer 0.3.0"
     version: str  # weights_digest: changes whenever the weights or settings do
     architecture: str
     input: str
     decoding: str  # recognizers: attention | ctc | joint; "" for a detector
-    licence: str  # the card's licence of the weights; "" without a card
-    data_conditions: str  # the card's statement on the training data's licences; "" without one
+    licence: str  # the card's `license` of the weights; "" without one
+    data_conditions: str  # the card's `data_conditions`: what the training data's licences ask; "" without
 
     def to_dict(self) -> dict[str, str]:
         return asdict(self)
@@ -56,17 +56,18 @@ def describe(folder: Path) -> ModelInfo:
         raise ModelError(folder, f"{SETTINGS_NAME} is not valid JSON (nested too deeply)") from None
     config = _json(folder / "config.json")
     card = _text(folder / CARD_NAME) if os.path.lexists(folder / CARD_NAME) else ""
+    meta = front_matter(card)
     return ModelInfo(
         name=folder.name,
         kind=spec.kind,
         folder=str(folder),
-        release=_first(r"^# (.+)$", card),
+        release=_release(card, meta),
         version=weights_digest(folder),
         architecture=_architecture(spec, config),
         input=_input(spec),
         decoding=spec.decoding if isinstance(spec, RecognizerSpec) else "",
-        licence=str(front_matter(card).get("license") or ""),
-        data_conditions=_conditions(card),
+        licence=_field(meta, "license"),
+        data_conditions=" ".join(_field(meta, "data_conditions").split()),
     )
 
 
@@ -77,7 +78,18 @@ def release_name(folder: Path) -> str:
         card = _text(folder / CARD_NAME) if os.path.lexists(folder / CARD_NAME) else ""
     except ModelError:
         card = ""
-    return _first(r"^# (.+)$", card) or str(folder)
+    return _release(card, front_matter(card)) or str(folder)
+
+
+def _release(card: str, meta: dict) -> str:
+    """The card's `model_name`; for a card without one, its title (the first `# ` heading)."""
+    match = re.search(r"^# (.+)$", card, re.MULTILINE)
+    return _field(meta, "model_name") or (match.group(1).strip() if match else "")
+
+
+def _field(meta: dict, key: str) -> str:
+    value = meta.get(key)
+    return str(value).strip() if value is not None else ""
 
 
 def _text(path: Path) -> str:
@@ -110,11 +122,6 @@ def front_matter(card: str) -> dict:
     except yaml.YAMLError:
         return {}
     return data if isinstance(data, dict) else {}
-
-
-def _first(pattern: str, text: str) -> str:
-    match = re.search(pattern, text, re.MULTILINE)
-    return match.group(1).strip() if match else ""
 
 
 def _architecture(spec: Spec, config: dict) -> str:
@@ -157,12 +164,3 @@ def _input(spec: Spec) -> str:
     if pre.windowed and pre.max_height > 0:
         side += f" (a wider line keeps that height and is read in overlapping {pre.longest}-px windows)"
     return f"{colour} line crop, {side}, padded to multiples of {pre.divisor}"
-
-
-def _conditions(card: str) -> str:
-    """The paragraph of the card that starts with CONDITIONS_MARK, as one line of plain text."""
-    start = card.find(CONDITIONS_MARK)
-    if start < 0:
-        return ""
-    paragraph = card[start + len(CONDITIONS_MARK) :].split("\n\n", 1)[0]
-    return " ".join(paragraph.split())

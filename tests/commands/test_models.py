@@ -46,7 +46,12 @@ def test_the_licence_comes_from_the_cards_front_matter_as_yaml(tiny_recognizer_d
     (folder / "MODEL_CARD.md").write_text(card)
     assert main(["models", "show", str(folder), "--json"]) == 0
     info = json.loads(capsys.readouterr().out)
-    assert (info["licence"], info["release"]) == ("cc-by-4.0", "my reader 1.0")
+    assert (info["licence"], info["release"], info["data_conditions"]) == ("cc-by-4.0", "my reader 1.0", "")
+    meta = "model_name: my reader 1.1\ndata_conditions: >-\n  research\n  use only\n"
+    (folder / "MODEL_CARD.md").write_text(card.replace("---\n\n", meta + "---\n\n"))
+    assert main(["models", "show", str(folder), "--json"]) == 0  # the metadata names it, not the title
+    info = json.loads(capsys.readouterr().out)
+    assert (info["release"], info["data_conditions"]) == ("my reader 1.1", "research use only")
     (folder / "MODEL_CARD.md").write_text("---\nlicense: [unclosed\n---\n# my reader 1.0\n")
     assert main(["models", "show", str(folder), "--json"]) == 0  # a broken block costs the licence only
     assert json.loads(capsys.readouterr().out)["licence"] == ""
