@@ -21,6 +21,7 @@ import torch
 from torch.utils.data import Dataset
 
 from ocrkit.data.packed import decode_image, is_packed, read_packed_pages
+from ocrkit.data.scan_artefacts import add_scan_artefacts
 from ocrkit.images import boxes as B
 from ocrkit.images.io import load_image
 from ocrkit.images.preprocess import PageSizing
@@ -41,6 +42,9 @@ class AugmentConfig:
     blur_p: float = 0.2  # Gaussian or motion blur
     noise_p: float = 0.2  # Gaussian noise
     jpeg_p: float = 0.2  # JPEG artefacts
+    # dark page edges, blots, bars and specks drawn on the paper beside the lines, so the detector learns
+    # a scan's marks as background (ocrkit.data.scan_artefacts)
+    artefacts_p: float = 0.0
 
 
 def build_augment(cfg: AugmentConfig) -> A.Compose | None:
@@ -114,6 +118,7 @@ class CocoDetectionDataset(Dataset):
         self.ids = sorted(self.coco.getImgIds())[: limit or None]
         self.sizing = sizing
         self.augment = build_augment(augment) if augment is not None else None
+        self.artefacts_p = augment.artefacts_p if self.augment is not None and augment is not None else 0.0
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -178,5 +183,8 @@ class CocoDetectionDataset(Dataset):
             self.augment.set_random_seed(int(torch.randint(2**31 - 1, ())))
             out = self.augment(image=image, bboxes=xyxy, labels=np.zeros(len(xyxy), np.int64))
             image, xyxy = out["image"], np.asarray(out["bboxes"], np.float32).reshape(-1, 4)
+            rng = np.random.default_rng(int(torch.randint(2**31 - 1, ())))
+            if rng.random() < self.artefacts_p:
+                image = add_scan_artefacts(image, xyxy, rng)
         pixels, geometry = self.sizing.letterbox(image)
         return {"pixels": pixels, "boxes": xyxy, "geometry": geometry, "image_id": image_id}
