@@ -69,6 +69,14 @@ def folder(text: str) -> Path:
     return path
 
 
+def existing_file(text: str) -> Path:
+    """argparse type: a file to read, checked before any work starts."""
+    path = Path(text)
+    if not path.is_file():
+        raise argparse.ArgumentTypeError(f"no such file: {text!r}")
+    return path
+
+
 def probability(text: str) -> float:
     """argparse type: a number in [0, 1) (a confidence below which something is dropped)."""
     try:

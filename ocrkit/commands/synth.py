@@ -1,17 +1,18 @@
-"""`ocrkit synth pages|lines`: render synthetic training data (COCO pages or a line-crop manifest)."""
+"""`ocrkit synth pages|lines|fonts`: render synthetic training data (COCO pages or a line-crop manifest),
+or install more training faces from Debian font packages."""
 
 from __future__ import annotations
 
 import argparse
 import json
 
-from ocrkit.commands.options import folder, non_negative_int, positive_int
+from ocrkit.commands.options import existing_file, folder, non_negative_int, positive_int
 from ocrkit.util.errors import OcrkitError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("synth", help="render synthetic pages (COCO) or line crops (lines.jsonl)")
-    kinds = p.add_subparsers(dest="what", metavar="pages|lines", required=True)
+    kinds = p.add_subparsers(dest="what", metavar="pages|lines|fonts", required=True)
     for what, helptext in (
         ("pages", "page images + coco.json (one box per text line, with its text)"),
         ("lines", "line crops + lines.jsonl, cut like detector crops"),
@@ -42,7 +43,35 @@ def register(sub: argparse._SubParsersAction) -> None:
                 help='share of crops with no text (target ""), cut from the same pages beside their lines, '
                 "so a recognizer learns to read a detector's false boxes as nothing (default 0.05)",
             )
+            q.add_argument(
+                "--fonts",
+                type=existing_file,
+                help="fonts.json of `ocrkit synth fonts`: its faces join the shipped ones "
+                "(default: the shipped faces only)",
+            )
         q.set_defaults(func=run)
+    q = kinds.add_parser(
+        "fonts",
+        help="install more training faces from Debian font packages (apt-get download; not committed)",
+        description="Download the Debian font packages that ocrkit/data/synth/font_packages.yaml lists, "
+        "copy each listed face that draws basic Latin into OUT/<package>/ with its copyright file, and "
+        "write OUT/fonts.json for `ocrkit synth lines --fonts`.",
+    )
+    q.add_argument("--out", type=folder, required=True, help="folder for the faces and fonts.json")
+    q.set_defaults(func=run_fonts)
+
+
+def run_fonts(args: argparse.Namespace) -> int:
+    from ocrkit.data.synth.font_install import install_fonts
+
+    manifest = install_fonts(args.out)
+    faces = sum(len(files) for files in manifest["styles"].values())
+    print(
+        json.dumps(
+            {"faces": faces, "packages": len(manifest["packages"]), "out": str(args.out / "fonts.json")}
+        )
+    )
+    return 0 if faces else 1
 
 
 def _parse_layouts(spec: str | None) -> dict[str, float] | None:
@@ -94,6 +123,8 @@ def run(args: argparse.Namespace) -> int:
             if not 0.0 <= args.blank_share < 1.0:
                 raise OcrkitError(f"--blank-share: expected a share in [0, 1), got {args.blank_share}")
             common["blank_share"] = args.blank_share
-        stats = generate_lines(args.out, args.n, page_scale=_parse_scale(args.page_scale), **common)
+        stats = generate_lines(
+            args.out, args.n, page_scale=_parse_scale(args.page_scale), fonts=args.fonts, **common
+        )
     print(json.dumps(stats))
     return 0

@@ -1,10 +1,13 @@
 """Registry of the fonts shipped in ocrkit/fonts, grouped by the style classes the layouts ask for.
 
 Fonts come only from the package folder (never the system), so generated data is the same on every machine.
+More faces join a run only when asked: a manifest written by `ocrkit synth fonts` (Debian font packages,
+ocrkit.data.synth.font_install) adds its files to their classes (`use_extra_fonts`).
 """
 
 from __future__ import annotations
 
+import json
 import logging
 from functools import lru_cache
 from pathlib import Path
@@ -102,12 +105,34 @@ STYLES: dict[str, tuple[str, ...]] = {
 
 MONO_FILES = frozenset(STYLES["mono"] + STYLES["typewriter"])
 CAPS_ONLY = frozenset({"humor-sans/Humor-Sans.ttf"})  # draws capitals for lower-case code points
+_EXTRA: dict[str, tuple[str, ...]] = {}  # style class -> absolute paths of a manifest's faces
+
+
+def use_extra_fonts(manifest: str | Path | None) -> None:
+    """Add the faces of a font manifest (`ocrkit synth fonts` writes its `fonts.json`) to their style
+    classes for this process, or (None) use the shipped fonts alone."""
+    _EXTRA.clear()
+    if manifest is None:
+        return
+    path = Path(manifest)
+    styles = json.loads(path.read_text(encoding="utf-8"))["styles"]
+    unknown = sorted(set(styles) - set(STYLES))
+    if unknown:
+        raise ValueError(f"{path}: unknown style class {unknown[0]!r} (known: {', '.join(STYLES)})")
+    for style, files in styles.items():
+        _EXTRA[style] = tuple(str((path.parent / f).resolve()) for f in files)
 
 
 def pick(style: str, rng: np.random.Generator) -> str:
-    """A random font file (relative path) of one style class."""
-    files = STYLES[style]
+    """A random font file of one style class: a path relative to FONT_DIR, or an added face's absolute
+    path."""
+    files = STYLES[style] + _EXTRA.get(style, ())
     return files[int(rng.integers(len(files)))]
+
+
+def is_mono(font: str) -> bool:
+    """Whether every glyph of the face has one advance (columns of a receipt line up)."""
+    return font in MONO_FILES or font in _EXTRA.get("mono", ()) + _EXTRA.get("typewriter", ())
 
 
 @lru_cache(maxsize=256)

@@ -13,6 +13,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from ocrkit.data.synth.crops import blank_crop, crop_line
+from ocrkit.data.synth.fonts import use_extra_fonts
 from ocrkit.data.synth.render import item_rng, render_page
 from ocrkit.data.synth.writers import (
     coco_record,
@@ -126,7 +127,8 @@ def generate_pages(
 
 
 def _lines_job(job: tuple) -> list[dict]:
-    index, seed, out_dir, charset, degrade, kinds, per_page, page_scale, blank_share = job
+    index, seed, out_dir, charset, degrade, kinds, per_page, page_scale, blank_share, extra_fonts = job
+    use_extra_fonts(extra_fonts)  # in each worker: the registry is per process
     rng = item_rng(seed, index, LINE_STREAM)
     page = render_page(rng, charset, degrade, kinds, scale=float(rng.uniform(*page_scale)))
     order = rng.permutation(len(page.boxes))[:per_page]
@@ -163,8 +165,10 @@ def generate_lines(
     preview_dir: str | Path | None = None,
     preview_count: int = 24,
     progress: bool = True,
+    fonts: str | Path | None = None,
 ) -> dict:
     """Write n line crops to out_dir/images/*.png and out_dir/lines.jsonl; returns counts and throughput.
+    `fonts`: a manifest of `ocrkit synth fonts` whose faces join the shipped ones.
 
     Pages are rendered in index order and at most `per_page` lines are taken from each, so the result
     depends on (seed, n) only. Each page's size is multiplied by a factor drawn from `page_scale`.
@@ -176,6 +180,7 @@ def generate_lines(
         raise ValueError(f"blank_share must be in [0, 1), got {blank_share}")
     out = Path(out_dir)
     (out / "images").mkdir(parents=True, exist_ok=True)
+    fonts_path = None if fonts is None else str(Path(fonts).resolve())
     records: list[dict] = []
     start = time.perf_counter()
     next_page = 0
@@ -183,7 +188,7 @@ def generate_lines(
         while len(records) < n:
             batch = max(2 * max(1, workers), (n - len(records)) // max(1, int(per_page * 0.8)) + 1)
             jobs = [
-                (i, seed, str(out), charset, degrade, kinds, per_page, page_scale, blank_share)
+                (i, seed, str(out), charset, degrade, kinds, per_page, page_scale, blank_share, fonts_path)
                 for i in range(next_page, next_page + batch)
             ]
             for recs in _ordered_map(_lines_job, jobs, workers):

@@ -98,7 +98,7 @@ def receipt(cv: Canvas, tg: TextGen, k: ReceiptKnobs = RECEIPT) -> None:
         return lambda text: recase(text, mode, keep_acronyms)
 
     font = fonts.pick("receipt", rng)
-    mono = font in fonts.MONO_FILES
+    mono = fonts.is_mono(font)
     margin = cv.w * rng.uniform(*k.margin)
     x0, x1 = margin, cv.w - margin
     chars = rng.uniform(*k.chars_per_line)
