@@ -12,6 +12,7 @@ import albumentations as A
 import cv2
 import numpy as np
 
+from ocrkit.data.synth import office
 from ocrkit.data.synth.canvas import INK_THRESHOLD, Canvas
 from ocrkit.data.synth.layouts.plan import PagePlan
 
@@ -64,13 +65,21 @@ def compose(cv: Canvas, plan: PagePlan, rng: np.random.Generator) -> tuple[np.nd
         ink = cv2.GaussianBlur(ink, (0, 0), rng.uniform(0.3, 0.8))
     if rng.random() < 0.4:  # uneven toner / ink density
         ink = ink * np.clip(1 - 0.35 * np.abs(_smooth_noise(h, w, rng, 8)), 0, 1)
+    is_office = plan.kind in office.OFFICE_KINDS
+    carbon = False
+    if is_office:
+        ink, carbon = office.wear(ink, cv, rng)
     paper_part = 1.0 - ink
     if rng.random() < (0.5 if plan.kind in _BOOK_KINDS else 0.2):
         paper_part *= 1 - show_through(cv.ink, rng)
-    ink_col = _colour(*_INK[plan.ink], rng)
+    ink_col = _colour(*(office.CARBON_INK if carbon else _INK[plan.ink]), rng)
     tex *= paper_part
     # per channel: (paper + texture) * paper_part + ink colour * ink, without HxWx3 temporaries
     channels = [paper_part * np.float32(paper[c]) + tex + ink * np.float32(ink_col[c]) for c in range(3)]
+    ruled = office.ruled_paper(cv, rng) if is_office else None
+    if ruled is not None:  # printed under the text: the ink covers it
+        alpha, rule_col = ruled * paper_part, office.rule_colour(rng)
+        channels = [ch * (1 - alpha) + alpha * rule_col[c] for c, ch in enumerate(channels)]
     if cv.stamp.any():
         sc = _STAMP[int(rng.integers(len(_STAMP)))] if plan.kind != "handwriting" else (150, 170, 200)
         alpha = cv.stamp * np.float32(rng.uniform(0.5, 0.85))

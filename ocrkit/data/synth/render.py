@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ocrkit.data.synth import layouts
+from ocrkit.data.synth import layouts, office
 from ocrkit.data.synth.canvas import Canvas
 from ocrkit.data.synth.degrade import compose, geometry, photometric
 from ocrkit.data.synth.text import TextGen
@@ -52,6 +52,8 @@ def render_page(
     img, paper = compose(cv, plan, rng)
     img, boxes = geometry(img, cv, plan, paper, rng)
     img = photometric(img, rng)
+    if plan.kind in office.OFFICE_KINDS and rng.random() < office.OFFICE.p_copy:
+        img = office.copy_of(img, rng)
     h, w = img.shape[:2]
     boxes = [_padded(box, ln.pad, w, h) for box, ln in zip(boxes, cv.lines, strict=True)]
     return RenderedPage(img, boxes, [ln.text for ln in cv.lines], plan.kind)
