@@ -41,6 +41,21 @@ def test_windows_hold_the_print_and_a_blank_page_gives_one():
     assert to_input(windows).shape == (len(windows), 1, 128, 128) and to_input(windows).max() <= 1.0
 
 
+def test_windows_hold_letters_before_a_dark_scanner_bed():
+    """A book scan's dark bed beside the page holds more ink than its print; the windows read are the
+    print's, or the classifier votes on the bed's straight edge."""
+    page = np.full((1024, 800), 235, np.uint8)
+    page[:, :56] = 25  # the scanner bed: windows over its edge are under half ink
+    for y in range(300, 700, 16):  # a block of small letters, 6 x 9 px each
+        for x in range(320, 720, 10):
+            page[y : y + 9, x : x + 6] = 30
+    windows = page_windows(page, 128, 4)
+    assert len(windows) == 4
+    for window in windows:
+        assert not (window[:, :4] < 128).all()  # no window holds the bed's edge
+        assert (window < 128).mean() > 0.1  # each holds letters
+
+
 def test_decision_turns_only_when_sure():
     sure = decide(np.tile([0.0, 0.0, 4.0, 0.0], (6, 1)), 0.9, 0.9)
     assert (sure.angle, sure.applied, sure.turns, sure.method) == (180, 180, 2, "classifier")

@@ -146,8 +146,8 @@ def _architecture(spec: Spec, config: dict) -> str:
 def _input(spec: Spec) -> str:
     if isinstance(spec, OrientationSpec):
         return (
-            f"gray page at long side {spec.page_side} px, the {spec.windows} most inked "
-            f"{spec.window} × {spec.window} px windows"
+            f"gray page at long side {spec.page_side} px, the {spec.windows} "
+            f"{spec.window} × {spec.window} px windows holding most letters"
         )
     if isinstance(spec, DetectorSpec):
         page = spec.sizing

@@ -3,8 +3,11 @@
 A page scaled to a fixed long side is too small as a whole for a small network to see which way its
 letters stand (a book page's lines come out a few pixels tall), while a window of a few lines at that
 scale shows the glyphs: the page is scaled so its long side is `page_side`, cut into square windows of
-`size` on a grid, and the `count` windows holding most print are read; their votes are averaged. Blank
-paper says nothing and a picture (mostly ink) little, so windows inked over more than half are skipped.
+`size` on a grid, and the `count` windows holding most letters are read; their votes are averaged.
+Letters are counted as small ink components: ranked by ink alone, the windows of a book scan were the
+edges of the dark scanner bed, the ruler's upright lettering and the woodcuts, and upright pages were
+turned sideways (docs/models/orientation/training-log.md). Blank paper says nothing and a picture
+(mostly ink) little, so windows inked over more than half are skipped.
 """
 
 from __future__ import annotations
@@ -15,6 +18,8 @@ import numpy as np
 from ocrkit.images.preprocess import to_rgb_uint8
 
 MAX_INK = 0.5  # windows inked over more than this share are pictures or dark borders, not print
+MIN_LETTER_PX = 6  # ink components smaller than this are specks and noise
+LETTER_SHARE = 3  # a letter is at most a third of a window high and wide
 
 
 def gray_page(image: np.ndarray, page_side: int) -> np.ndarray:
@@ -37,28 +42,51 @@ def page_windows(gray: np.ndarray, size: int, count: int) -> np.ndarray:
     page is smaller than a window), on a grid of half-window steps, at most one per grid cell pair so
     they spread over the page; fewer when the page has fewer inked windows."""
     page = _padded(gray, size)
-    mask = ink(page).astype(np.float32)
+    mask = ink(page)
     step = size // 2
-    # share of ink in every window whose top-left corner is on the grid, from an integral image
-    total = cv2.integral(mask)
     ys = np.arange(0, page.shape[0] - size + 1, step)
     xs = np.arange(0, page.shape[1] - size + 1, step)
-    share = (
-        total[ys[:, None] + size, xs[None, :] + size]
-        - total[ys[:, None], xs[None, :] + size]
-        - total[ys[:, None] + size, xs[None, :]]
-        + total[ys[:, None], xs[None, :]]
-    ) / (size * size)
-    order = np.argsort(-np.where(share <= MAX_INK, share, -1.0), axis=None)
+    share = _window_sums(mask.astype(np.float32), ys, xs, size) / (size * size)
+    letters = _window_sums(_letter_centres(mask, size), ys, xs, size)
+    # most letters first; ink share (below 1) orders windows with as many, and pages with none
+    rank = np.where((share > 0) & (share <= MAX_INK), letters + share, -1.0)
+    order = np.argsort(-rank, axis=None)
     taken: list[tuple[int, int]] = []
     for flat in order:
         i, j = divmod(int(flat), len(xs))
-        if share[i, j] <= 0 or share[i, j] > MAX_INK or len(taken) == count:
+        if rank[i, j] < 0 or len(taken) == count:
             break
         if all(abs(i - a) > 1 or abs(j - b) > 1 for a, b in taken):  # no two windows overlap
             taken.append((i, j))
     return np.stack(
         [page[ys[i] : ys[i] + size, xs[j] : xs[j] + size] for i, j in taken] or [page[:size, :size]]
+    )
+
+
+def _letter_centres(mask: np.ndarray, size: int) -> np.ndarray:
+    """1.0 at the centre of every letter-sized ink component (MIN_LETTER_PX to a LETTER_SHARE of a
+    window), 0 elsewhere."""
+    _, _, stats, centres = cv2.connectedComponentsWithStats(mask.astype(np.uint8), connectivity=8)
+    width, height, area = (
+        stats[1:, cv2.CC_STAT_WIDTH],
+        stats[1:, cv2.CC_STAT_HEIGHT],
+        stats[1:, cv2.CC_STAT_AREA],
+    )
+    small = (area >= MIN_LETTER_PX) & (width <= size // LETTER_SHARE) & (height <= size // LETTER_SHARE)
+    points = np.zeros(mask.shape, np.float32)
+    at = np.rint(centres[1:][small]).astype(int)
+    np.add.at(points, (np.clip(at[:, 1], 0, mask.shape[0] - 1), np.clip(at[:, 0], 0, mask.shape[1] - 1)), 1.0)
+    return points
+
+
+def _window_sums(values: np.ndarray, ys: np.ndarray, xs: np.ndarray, size: int) -> np.ndarray:
+    """Sum of `values` in every size × size window whose top-left corner is (ys[i], xs[j])."""
+    total = cv2.integral(values)
+    return (
+        total[ys[:, None] + size, xs[None, :] + size]
+        - total[ys[:, None], xs[None, :] + size]
+        - total[ys[:, None] + size, xs[None, :]]
+        + total[ys[:, None], xs[None, :]]
     )
 
 
