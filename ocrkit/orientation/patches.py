@@ -47,7 +47,7 @@ def page_windows(gray: np.ndarray, size: int, count: int) -> np.ndarray:
     ys = np.arange(0, page.shape[0] - size + 1, step)
     xs = np.arange(0, page.shape[1] - size + 1, step)
     share = _window_sums(mask.astype(np.float32), ys, xs, size) / (size * size)
-    letters = _window_sums(_letter_centres(mask, size), ys, xs, size)
+    letters = _letters_per_window(mask, size, len(ys), len(xs))
     # most letters first; ink share (below 1) orders windows with as many, and pages with none
     rank = np.where((share > 0) & (share <= MAX_INK), letters + share, -1.0)
     order = np.argsort(-rank, axis=None)
@@ -63,20 +63,23 @@ def page_windows(gray: np.ndarray, size: int, count: int) -> np.ndarray:
     )
 
 
-def _letter_centres(mask: np.ndarray, size: int) -> np.ndarray:
-    """1.0 at the centre of every letter-sized ink component (MIN_LETTER_PX to a LETTER_SHARE of a
-    window), 0 elsewhere."""
+def _letters_per_window(mask: np.ndarray, size: int, rows: int, cols: int) -> np.ndarray:
+    """(rows, cols) counts of letter-sized ink components (MIN_LETTER_PX up to a LETTER_SHARE of a
+    window high and wide) centred in each grid window: counted per half-window cell, then four cells
+    summed, as windows are two cells wide on a grid of one-cell steps."""
     _, _, stats, centres = cv2.connectedComponentsWithStats(mask.astype(np.uint8), connectivity=8)
-    width, height, area = (
-        stats[1:, cv2.CC_STAT_WIDTH],
-        stats[1:, cv2.CC_STAT_HEIGHT],
-        stats[1:, cv2.CC_STAT_AREA],
-    )
-    small = (area >= MIN_LETTER_PX) & (width <= size // LETTER_SHARE) & (height <= size // LETTER_SHARE)
-    points = np.zeros(mask.shape, np.float32)
-    at = np.rint(centres[1:][small]).astype(int)
-    np.add.at(points, (np.clip(at[:, 1], 0, mask.shape[0] - 1), np.clip(at[:, 0], 0, mask.shape[1] - 1)), 1.0)
-    return points
+    width, height = stats[1:, cv2.CC_STAT_WIDTH], stats[1:, cv2.CC_STAT_HEIGHT]
+    small = (stats[1:, cv2.CC_STAT_AREA] >= MIN_LETTER_PX) & (width <= size // LETTER_SHARE)
+    small &= height <= size // LETTER_SHARE
+    step = size // 2
+    cell_rows, cell_cols = -(-mask.shape[0] // step), -(-mask.shape[1] // step)
+    at = (np.rint(centres[1:][small]) // step).astype(int)
+    cells = np.bincount(
+        np.minimum(at[:, 1], cell_rows - 1) * cell_cols + np.minimum(at[:, 0], cell_cols - 1),
+        minlength=cell_rows * cell_cols,
+    ).reshape(cell_rows, cell_cols)
+    windows = cells[:-1, :-1] + cells[1:, :-1] + cells[:-1, 1:] + cells[1:, 1:]
+    return windows[:rows, :cols].astype(np.float64)
 
 
 def _window_sums(values: np.ndarray, ys: np.ndarray, xs: np.ndarray, size: int) -> np.ndarray:
