@@ -15,6 +15,7 @@ import numpy as np
 from ocrkit.data.synth import office
 from ocrkit.data.synth.canvas import INK_THRESHOLD, Canvas
 from ocrkit.data.synth.layouts.plan import PagePlan
+from ocrkit.data.synth.noise import smooth_noise
 
 _PAPER = {
     "white": ((238, 238, 238), 14),
@@ -41,21 +42,13 @@ def _colour(base: tuple[int, int, int], spread: float, rng: np.random.Generator)
     return np.clip(np.array(base, np.float32) + shift, 0, 255)
 
 
-def _smooth_noise(h: int, w: int, rng: np.random.Generator, cells: int) -> np.ndarray:
-    """Low-frequency noise in [-1, 1]: paper blotches, uneven toner."""
-    small = rng.uniform(-1, 1, (max(2, cells * h // max(h, w)), max(2, cells * w // max(h, w)))).astype(
-        np.float32
-    )
-    return cv2.resize(small, (w, h), interpolation=cv2.INTER_CUBIC)
-
-
 def compose(cv: Canvas, plan: PagePlan, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     """Paper x ink -> float32 RGB image (0-255), and the paper colour (used to fill borders)."""
     h, w = cv.h, cv.w
     paper = _colour(*_PAPER[plan.paper], rng)
     if plan.paper == "white" and rng.random() < 0.5:
         paper = np.clip(paper + 12, 0, 255)
-    tex = _smooth_noise(h, w, rng, int(rng.integers(3, 24))) * np.float32(rng.uniform(2, 14))
+    tex = smooth_noise(h, w, rng, int(rng.integers(3, 24))) * np.float32(rng.uniform(2, 14))
     grain = np.empty((h, w), np.float32)
     cv2.setRNGSeed(int(rng.integers(2**31)))  # OpenCV has its own generator: seed it from ours
     cv2.randn(grain, 0.0, float(rng.uniform(0.5, 4)))  # much faster than numpy's normal at page size
@@ -64,7 +57,7 @@ def compose(cv: Canvas, plan: PagePlan, rng: np.random.Generator) -> tuple[np.nd
     if rng.random() < 0.5:
         ink = cv2.GaussianBlur(ink, (0, 0), rng.uniform(0.3, 0.8))
     if rng.random() < 0.4:  # uneven toner / ink density
-        ink = ink * np.clip(1 - 0.35 * np.abs(_smooth_noise(h, w, rng, 8)), 0, 1)
+        ink = ink * np.clip(1 - 0.35 * np.abs(smooth_noise(h, w, rng, 8)), 0, 1)
     is_office = plan.kind in office.OFFICE_KINDS
     carbon = False
     if is_office:
@@ -133,7 +126,7 @@ def book_edge(img: np.ndarray, cv: Canvas, rng: np.random.Generator) -> None:
     band = _edge_view(img, side, depth)  # depth x length x 3, inner side first
     stripes = np.repeat(rng.uniform(0.45, 1.0, depth), rng.integers(1, 4, depth))[:depth]
     shade = stripes * np.linspace(1.0, rng.uniform(0.5, 0.9), depth)  # darker toward the outer edge
-    along = 1 + 0.15 * _smooth_noise(1, length, rng, 8)[0]  # uneven light along the edge
+    along = 1 + 0.15 * smooth_noise(1, length, rng, 8)[0]  # uneven light along the edge
     band *= (shade[:, None] * along[None, :]).astype(np.float32)[:, :, None]
     if rng.random() < 0.4:  # sprinkled or coloured edges (red-speckled bindings)
         n = depth * length // 300
@@ -142,7 +135,7 @@ def book_edge(img: np.ndarray, cv: Canvas, rng: np.random.Generator) -> None:
     if rng.random() < 0.2:  # no cover or table in view
         return
     cover = depth * rng.uniform(0.2, 0.7)
-    edge = depth - cover * (1 + 0.3 * _smooth_noise(1, length, rng, max(4, length // 40))[0])
+    edge = depth - cover * (1 + 0.3 * smooth_noise(1, length, rng, max(4, length // 40))[0])
     beyond = np.arange(depth)[:, None] >= edge[None, :]  # ragged border between pages and cover
     band[beyond] = _rough_surface(depth, length, rng)[beyond]
 
@@ -151,7 +144,7 @@ def _rough_surface(h: int, w: int, rng: np.random.Generator) -> np.ndarray:
     """A dark cloth, board or table seen past the page: blotchy, grainy, with light and dark specks the
     size of printed characters."""
     base = _colour(_BACKGROUND[int(rng.integers(len(_BACKGROUND)))], 20, rng)
-    tone = _smooth_noise(h, w, rng, 4) * 12 + _smooth_noise(h, w, rng, max(4, max(h, w) // 12)) * rng.uniform(
+    tone = smooth_noise(h, w, rng, 4) * 12 + smooth_noise(h, w, rng, max(4, max(h, w) // 12)) * rng.uniform(
         5, 25
     )
     grit = np.zeros((h, w), np.float32)
@@ -226,7 +219,7 @@ def geometry(
     out_w, out_h = int(np.ceil(hi[0] - lo[0])), int(np.ceil(hi[1] - lo[1]))
     if on_background:
         bg = _colour(_BACKGROUND[int(rng.integers(len(_BACKGROUND)))], 20, rng)
-        base = bg[None, None, :] + _smooth_noise(out_h, out_w, rng, 6)[..., None] * rng.uniform(5, 30)
+        base = bg[None, None, :] + smooth_noise(out_h, out_w, rng, 6)[..., None] * rng.uniform(5, 30)
         out = cv2.warpPerspective(
             img,
             m,

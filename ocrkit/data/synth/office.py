@@ -16,6 +16,7 @@ import cv2
 import numpy as np
 
 from ocrkit.data.synth.canvas import Canvas
+from ocrkit.data.synth.noise import smooth_noise
 
 OFFICE_KINDS = ("letter", "form", "table", "prose")
 CARBON_INK = ((70, 50, 120), 25)  # violet-blue of carbon paper and spirit duplicators
@@ -44,18 +45,12 @@ def _font_height(cv: Canvas) -> float:
     return float(np.median([ln.size for ln in cv.lines])) if cv.lines else 16.0
 
 
-def _field(h: int, w: int, rng: np.random.Generator, cells: int) -> np.ndarray:
-    """Low-frequency noise in [-1, 1]: where the ribbon is wet and where it is dry."""
-    small = rng.uniform(-1, 1, (cells, cells)).astype(np.float32)
-    return cv2.resize(small, (w, h), interpolation=cv2.INTER_CUBIC).clip(-1, 1)
-
-
 def ribbon(ink: np.ndarray, size: float, rng: np.random.Generator, k: OfficeKnobs = OFFICE) -> np.ndarray:
     """Typebar ink: closed counters where the ribbon is wet, strokes broken by dry specks where it is not."""
     h, w = ink.shape
     side = max(2, int(round(size * rng.uniform(*k.fill))))
     closed = cv2.morphologyEx(ink, cv2.MORPH_CLOSE, np.ones((side, side), np.uint8))
-    field = _field(h, w, rng, int(rng.integers(3, 9)))
+    field = smooth_noise(h, w, rng, int(rng.integers(3, 9))).clip(-1, 1)
     wet = np.clip(field * 2.0, 0, 1)
     dry = np.clip(-field * 2.0, 0, 1)
     holes = (rng.random((h, w), dtype=np.float32) < rng.uniform(0.15, 0.4)).astype(np.float32)
