@@ -106,6 +106,44 @@ def part_cer(rows: dict[str, dict], part: str, key: str) -> float:
     return sum(r[key] * r["weight"] for r in picked) / sum(r["weight"] for r in picked)
 
 
+def subset_rows(
+    sets: dict[str, dict], base_edits: np.ndarray, cand_edits: np.ndarray, chars: np.ndarray
+) -> dict[str, dict]:
+    """Per subset: both CERs, the paired difference and its SE, and whether it counts as worse:
+    a judged subset of 20+ lines whose CER rose by more than max(0.003, 2 SE)."""
+    rows: dict[str, dict] = {}
+    start = 0
+    for name, s in sets.items():
+        end = start + len(s["lines"])
+        b, c, n = base_edits[start:end], cand_edits[start:end], chars[start:end]
+        diff, se = paired(b, c, n)
+        rows[name] = {
+            "part": s["part"],
+            "weight": s["weight"],
+            "lines": end - start,
+            "base": float(b.sum() / n.sum()),
+            "candidate": float(c.sum() / n.sum()),
+            "diff": diff,
+            "se": se,
+            "worse": s["part"] != "dev" and end - start >= 20 and diff > max(0.003, 2 * se),
+        }
+        start = end
+    return rows
+
+
+def decide(rows: dict[str, dict]) -> tuple[dict[str, dict], bool]:
+    """Both parts and the score for base and candidate; the candidate ships when its score is lower
+    and no judged subset is worse."""
+    summary = {}
+    for key in ("base", "candidate"):
+        unseen, insource = part_cer(rows, "unseen", key), part_cer(rows, "in-source", key)
+        summary[key] = {"unseen": unseen, "in-source": insource, "score": 0.5 * unseen + 0.5 * insource}
+    ships = summary["candidate"]["score"] < summary["base"]["score"] and not any(
+        r["worse"] for r in rows.values()
+    )
+    return summary, ships
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("candidate", type=Path, help="checkpoint folder (model and CTC head)")
@@ -124,30 +162,8 @@ def main() -> None:
         cand_folder = as_shipped(args.base, args.candidate, Path(tmp) / "candidate")
         base_edits, chars = line_errors(args.base, records, args.batch_size)
         cand_edits, _ = line_errors(cand_folder, records, args.batch_size)
-    rows: dict[str, dict] = {}
-    start = 0
-    for name, s in sets.items():
-        end = start + len(s["lines"])
-        b, c, n = base_edits[start:end], cand_edits[start:end], chars[start:end]
-        diff, se = paired(b, c, n)
-        rows[name] = {
-            "part": s["part"],
-            "weight": s["weight"],
-            "lines": end - start,
-            "base": float(b.sum() / n.sum()),
-            "candidate": float(c.sum() / n.sum()),
-            "diff": diff,
-            "se": se,
-            "worse": s["part"] != "dev" and end - start >= 20 and diff > max(0.003, 2 * se),
-        }
-        start = end
-    summary = {}
-    for key in ("base", "candidate"):
-        unseen, insource = part_cer(rows, "unseen", key), part_cer(rows, "in-source", key)
-        summary[key] = {"unseen": unseen, "in-source": insource, "score": 0.5 * unseen + 0.5 * insource}
-    verdict = summary["candidate"]["score"] < summary["base"]["score"] and not any(
-        r["worse"] for r in rows.values()
-    )
+    rows = subset_rows(sets, base_edits, cand_edits, chars)
+    summary, verdict = decide(rows)
     report = {"summary": summary, "subsets": rows, "ships": verdict, "seed": args.seed}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=1) + "\n")
