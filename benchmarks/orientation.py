@@ -6,7 +6,9 @@
 Every page (image files in folders, or the pages of COCO files) is sent upright and turned 90/180/270
 degrees clockwise, each also skewed by each of --skews degrees; the table gives per turn the share found
 (the likeliest turn is the right one), the share turned right (undone before reading), and the share
-read as sent; then the median milliseconds per page. `--pipeline` reads every page with `OCR` (the
+read as sent; then, for the classifier alone, how many readings each `min_confidence` would let it
+decide without the lines' check and how many of those it turns wrong; then the median milliseconds per
+page. `--pipeline` reads every page with `OCR` (the
 classifier, the lines' check where it knows only the axis, the skew), so "turned right" is what a
 user gets, and adds the character error rate of each page's text against the same page read as it
 is (upright, not skewed): what turning and skewing cost the reading; without it the classifier alone
@@ -52,6 +54,21 @@ def skewed(image: np.ndarray, degrees: float) -> np.ndarray:
     return cv2.warpAffine(image, matrix, (w, h), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
 
 
+CUTS = (0.9, 0.97, 0.99, 0.995, 0.999, 0.9999)
+
+
+def print_cuts(sure: list[tuple[float, bool]]) -> None:
+    """For each probability cut, the share of readings whose likeliest turn reaches it (the turn the
+    classifier could undo alone, with no lines' check) and how many of those are wrong: what an
+    orientation folder's `min_confidence` would decide."""
+    probs = np.array([p for p, _ in sure])
+    right = np.array([r for _, r in sure])
+    print(f"{'min_confidence':>14s} {'decided alone':>14s} {'wrong turn':>11s}")
+    for cut in CUTS:
+        alone = probs >= cut
+        print(f"{cut:14g} {alone.mean():14.3f} {int((alone & ~right).sum()):11d}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("sources", nargs="+", help="folders of pages, image files or COCO files")
@@ -85,6 +102,7 @@ def main() -> None:
     files = page_files(args.sources)[: args.limit or None]
     counts = {(a, s): np.zeros(4) for a in ANGLES for s in skews}
     seconds = []
+    sure: list[tuple[float, bool]] = []  # (likeliest turn's probability, whether it is the sent turn)
     for path in files:
         page = load_image(path)
         reference = " ".join(as_is.read(page).text.split()) if args.pipeline else ""
@@ -95,6 +113,7 @@ def main() -> None:
                 started = time.perf_counter()
                 result = classify(sent)
                 seconds.append(time.perf_counter() - started)
+                sure.append((result.confidence, result.angle == angle))
                 cer = Levenshtein.normalized_distance(texts["read"], reference) if args.pipeline else 0.0
                 counts[angle, skew] += [
                     result.angle == angle,
@@ -109,6 +128,8 @@ def main() -> None:
         print(f"{angle:6d} {skew:+6.0f} {found / n:7.3f} {right / n:13.3f} {kept / n:13.3f} {cer / n:6.3f}")
     total = sum(counts.values())
     print(f"{'all':>13s} {total[0] / (n * len(counts)):7.3f} {total[1] / (n * len(counts)):13.3f}")
+    if not args.pipeline:
+        print_cuts(sure)
     what = "read" if args.pipeline else "windows cut and classified"
     print(f"median {1000 * float(np.median(seconds)):.1f} ms per page ({what})")
 

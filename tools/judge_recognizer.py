@@ -25,6 +25,7 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
+import torch
 
 from ocrkit.data.manifest import read_manifest
 from ocrkit.images.io import PageSource, load_page
@@ -153,9 +154,11 @@ def main() -> None:
     ap.add_argument("--dev", type=Path, help="development lines.jsonl (reported, not judged)")
     ap.add_argument("--seed", type=int, default=5)
     ap.add_argument("--batch-size", type=int, default=32)
+    ap.add_argument("--threads", type=int, default=2, help="torch threads")
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args()
 
+    torch.set_num_threads(args.threads)
     sets = judge_sets(args.real, args.unseen, args.dev, args.seed)
     records = [r for s in sets.values() for r in s["lines"]]
     with tempfile.TemporaryDirectory() as tmp:
