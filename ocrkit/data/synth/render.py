@@ -9,6 +9,7 @@ import numpy as np
 
 from ocrkit.data.synth import layouts, office
 from ocrkit.data.synth.canvas import Canvas
+from ocrkit.data.synth.curl import curl
 from ocrkit.data.synth.degrade import compose, geometry, photometric
 from ocrkit.data.synth.text import TextGen
 from ocrkit.util.charset import DEFAULT_CHARSET
@@ -51,6 +52,7 @@ def render_page(
         )
     img, paper = compose(cv, plan, rng)
     img, boxes = geometry(img, cv, plan, paper, rng)
+    img, boxes = curl(img, boxes, paper, rng)
     img = photometric(img, rng)
     if plan.kind in office.OFFICE_KINDS and rng.random() < office.OFFICE.p_copy:
         img = office.copy_of(img, rng)
