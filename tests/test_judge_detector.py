@@ -1,0 +1,54 @@
+"""tools/judge_detector.py: the detector release rule's arithmetic — parts over characters, recall and
+page-CER vetoes for subsets of 200+ lines only."""
+
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+spec = importlib.util.spec_from_file_location("judge_detector", REPO / "tools" / "judge_detector.py")
+judge = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(judge)
+
+
+def _pages(subset: str, part: str, n: int) -> list[dict]:
+    return [{"subset": subset, "part": part} for _ in range(n)]
+
+
+def test_score_weighs_parts_by_characters_and_a_better_candidate_ships() -> None:
+    pages = _pages("u", "unseen", 10) + _pages("i", "in-source", 10)
+    base = np.array([[20, 25, 30, 100]] * 10 + [[20, 25, 10, 100]] * 10)  # CER 0.30 and 0.10
+    cand = base.copy()
+    cand[:10, 2] = 20  # unseen 0.30 -> 0.20
+    rows = judge.subset_rows(pages, base, cand)
+    assert rows["u"]["recall_base"] == pytest.approx(0.8) and rows["u"]["lines"] == 250
+    summary, ships = judge.decide(rows)
+    assert summary["base"]["score"] == pytest.approx(0.2)
+    assert summary["candidate"]["score"] == pytest.approx(0.15)
+    assert ships
+
+
+def test_recall_loss_vetoes_only_large_subsets() -> None:
+    pages = _pages("big", "unseen", 10) + _pages("small", "in-source", 4)
+    base = np.array([[20, 25, 30, 100]] * 14)
+    cand = base.copy()
+    cand[:, 2] = 10  # every page reads better
+    cand[:, 0] = 19  # but recall 0.80 -> 0.76 everywhere
+    rows = judge.subset_rows(pages, base, cand)
+    assert rows["big"]["worse"]  # 250 lines, loses 0.04 recall
+    assert not rows["small"]["worse"]  # 100 lines: reported only
+    assert not judge.decide(rows)[1]
+
+
+def test_page_cer_rise_is_judged_against_its_noise() -> None:
+    pages = _pages("u", "unseen", 10) + _pages("i", "in-source", 10)
+    base = np.array([[20, 25, 30, 100]] * 20)
+    noisy = base.copy()
+    noisy[:10, 2] = [62, 2] * 5  # +0.02 on average: some pages far better, some far worse
+    assert judge.subset_rows(pages, base, noisy)["u"]["cer_candidate"] == pytest.approx(0.32)
+    assert not judge.subset_rows(pages, base, noisy)["u"]["worse"]
+    steady = base.copy()
+    steady[:10, 2] = 32  # the same +0.02, on every page
+    assert judge.subset_rows(pages, base, steady)["u"]["worse"]

@@ -1,0 +1,158 @@
+"""Judge a detector folder against the shipped one by the release rule of the detector training log.
+
+Both read the same pages end to end with the shipped recognizer and orientation (`OCR`, torch): every
+page of the unseen sources (`data/unseen/pages`, which no training config reads) and the in-source
+validation pages (`data/real/pages/coco_val.json`), scored per subset by line recall and page CER.
+
+Score = 0.5 × unseen page CER + 0.5 × in-source page CER, each over the annotated characters of its
+pages. The candidate ships when its score is lower and no subset of 200+ annotated lines loses more than
+0.02 line recall or gains more than max(0.01, 2 × the paired standard error over its pages) page CER.
+
+    ocrkit models ship runs/det/best runs/det/cand --set score_threshold=0.25
+    python tools/judge_detector.py runs/det/cand --out eval/judge_det.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+
+from ocrkit.detection.metrics import match_count
+from ocrkit.evaluation import is_case_sensitive, load_coco, row_order_text
+from ocrkit.images import boxes as B
+from ocrkit.images.io import load_image
+from ocrkit.recognition.metrics import edit_distance
+
+MIN_LINES = 200  # subsets smaller than this are reported, not judged
+MAX_RECALL_LOSS = 0.02
+MIN_CER_RISE = 0.01
+
+# per page: annotated lines matched at IoU 0.5, annotated lines, character edits, annotated characters
+PageCounts = tuple[int, int, int, int]
+
+
+def pages_of(coco_paths: list[Path], part: str) -> list[dict]:
+    """Every page of the COCO files: part, subset, image path, boxes, texts, case rule."""
+    pages = []
+    for path in coco_paths:
+        coco = load_coco(path)
+        for image in coco.dataset["images"]:
+            anns = coco.loadAnns(coco.getAnnIds(imgIds=[image["id"]]))
+            pages.append(
+                {
+                    "part": part,
+                    "subset": image.get("subset") or path.stem,
+                    "path": path.parent / image["file_name"],
+                    "boxes": B.xywh_to_xyxy(np.array([a["bbox"] for a in anns], np.float32).reshape(-1, 4)),
+                    "texts": [a.get("text") or "" for a in anns],
+                    "case_sensitive": is_case_sensitive(coco, image),
+                }
+            )
+    return pages
+
+
+def page_counts(ocr, page: dict) -> PageCounts:
+    """One page read end to end and scored as `ocrkit evaluate pages` scores it."""
+    read = ocr.read(load_image(page["path"]), name=str(page["path"]))
+    boxes = read.boxes()
+    ref = row_order_text(page["boxes"], page["texts"])
+    hyp = row_order_text(boxes, [line.text for line in read.lines])
+    if not page["case_sensitive"]:
+        ref, hyp = ref.lower(), hyp.lower()
+    return match_count(boxes, page["boxes"]), len(page["boxes"]), edit_distance(ref, hyp), len(ref)
+
+
+def subset_rows(pages: list[dict], base: np.ndarray, cand: np.ndarray) -> dict[str, dict]:
+    """Per subset: recall and page CER of both, the paired SE of the CER difference over pages, and
+    whether the candidate is worse by the rule. `base`/`cand`: (pages, 4) PageCounts in page order."""
+    members: dict[str, list[int]] = defaultdict(list)
+    for n, page in enumerate(pages):
+        members[page["subset"]].append(n)
+    rows = {}
+    for name, idx in members.items():
+        b, c = base[idx], cand[idx]
+        lines, chars = int(b[:, 1].sum()), max(int(b[:, 3].sum()), 1)
+        d = c[:, 2] - b[:, 2]
+        se = float(np.sqrt(len(d) * d.var(ddof=1)) / chars) if len(d) > 1 else 0.0
+        row = {
+            "part": pages[idx[0]]["part"],
+            "pages": len(idx),
+            "lines": lines,
+            "chars": chars,
+            "recall_base": float(b[:, 0].sum() / max(lines, 1)),
+            "recall_candidate": float(c[:, 0].sum() / max(lines, 1)),
+            "cer_base": float(b[:, 2].sum() / chars),
+            "cer_candidate": float(c[:, 2].sum() / chars),
+            "se": se,
+        }
+        row["worse"] = lines >= MIN_LINES and (
+            row["recall_base"] - row["recall_candidate"] > MAX_RECALL_LOSS
+            or row["cer_candidate"] - row["cer_base"] > max(MIN_CER_RISE, 2 * se)
+        )
+        rows[name] = row
+    return rows
+
+
+def decide(rows: dict[str, dict]) -> tuple[dict[str, dict], bool]:
+    """Both parts' page CER (over their characters) and the score, for base and candidate; whether the
+    candidate ships."""
+    summary = {}
+    for key in ("base", "candidate"):
+        part_cer = {}
+        for part in ("unseen", "in-source"):
+            picked = [r for r in rows.values() if r["part"] == part]
+            part_cer[part] = sum(r[f"cer_{key}"] * r["chars"] for r in picked) / sum(
+                r["chars"] for r in picked
+            )
+        summary[key] = {**part_cer, "score": 0.5 * part_cer["unseen"] + 0.5 * part_cer["in-source"]}
+    ships = summary["candidate"]["score"] < summary["base"]["score"] and not any(
+        r["worse"] for r in rows.values()
+    )
+    return summary, ships
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument(
+        "candidate", type=Path, help="detector folder to judge (as `ocrkit models ship` writes it)"
+    )
+    ap.add_argument("--base", type=Path, default=Path("ocrkit/models/detector"))
+    ap.add_argument(
+        "--unseen",
+        type=Path,
+        nargs="+",
+        default=[Path(f"data/unseen/pages/coco_{s}.json") for s in ("train", "val")],
+    )
+    ap.add_argument("--in-source", type=Path, nargs="+", default=[Path("data/real/pages/coco_val.json")])
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--out", type=Path, required=True)
+    args = ap.parse_args()
+    from ocrkit.pipeline import OCR
+
+    pages = pages_of(args.unseen, "unseen") + pages_of(args.in_source, "in-source")
+    counts = {}
+    for key, folder in (("base", args.base), ("candidate", args.candidate)):
+        ocr = OCR(det_model=folder, backend="torch", threads=args.threads)
+        counts[key] = np.array([page_counts(ocr, page) for page in pages], np.int64)
+    rows = subset_rows(pages, counts["base"], counts["candidate"])
+    summary, ships = decide(rows)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps({"summary": summary, "subsets": rows, "ships": ships}, indent=1) + "\n")
+    print("| subset | part | lines | recall | page CER | 2 SE |\n|---|---|---|---|---|---|")
+    for name, r in rows.items():
+        flag = " **worse**" if r["worse"] else ""
+        print(
+            f"| {name} | {r['part']} | {r['lines']} | {r['recall_base']:.3f} → {r['recall_candidate']:.3f} | "
+            f"{r['cer_base']:.4f} → {r['cer_candidate']:.4f}{flag} | {2 * r['se']:.4f} |"
+        )
+    for key, s in summary.items():
+        print(f"{key}: unseen {s['unseen']:.4f}  in-source {s['in-source']:.4f}  score {s['score']:.4f}")
+    print("ships" if ships else "does not ship")
+
+
+if __name__ == "__main__":
+    main()
