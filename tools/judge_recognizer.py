@@ -48,7 +48,7 @@ def judge_sets(real: Path, unseen: Path, dev: Path | None, seed: int) -> dict[st
     for manifest in sorted((unseen / "lines").glob("*.jsonl")):
         if manifest.stem.endswith(("_train", "_val", "_test")):
             for r in read_manifest(manifest):
-                r["image"] = str((manifest.parent / r["image"]).resolve())
+                r["image"] = str(Path(r["image"]).resolve())
                 by_source.setdefault(r.get("subset", manifest.stem.rsplit("_", 1)[0]), []).append(r)
     for name, records in by_source.items():
         sets[name] = {"part": "unseen", "weight": len(records), "lines": sample(records, 400, seed)}
@@ -57,7 +57,7 @@ def judge_sets(real: Path, unseen: Path, dev: Path | None, seed: int) -> dict[st
             continue
         records = read_manifest(manifest)
         for r in records:
-            r["image"] = str((manifest.parent / r["image"]).resolve())
+            r["image"] = str(Path(r["image"]).resolve())
         if records:
             sets[manifest.stem[: -len("_val")]] = {
                 "part": "in-source",
@@ -66,7 +66,7 @@ def judge_sets(real: Path, unseen: Path, dev: Path | None, seed: int) -> dict[st
             }
     if dev is not None:
         for r in read_manifest(dev):
-            r["image"] = str((dev.parent / r["image"]).resolve())
+            r["image"] = str(Path(r["image"]).resolve())
             sets.setdefault("dev_" + r["subset"], {"part": "dev", "weight": 0, "lines": []})["lines"].append(
                 r
             )
