@@ -22,11 +22,11 @@ import json
 import time
 from pathlib import Path
 
-import cv2
 import numpy as np
 
 from ocrkit.images.frame import ANGLES, turned
 from ocrkit.images.io import load_image
+from ocrkit.orientation.skew import straighten
 
 SKEWS = (0.0, -10.0, -5.0, 5.0, 10.0)
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".tif", ".tiff", ".webp")
@@ -47,18 +47,8 @@ def page_files(sources: list[str]) -> list[Path]:
 
 def skewed(image: np.ndarray, degrees: float) -> np.ndarray:
     """The page turned by a small angle about its centre on a canvas grown to hold all of it (a tilted
-    photo or scan loses none of the page), the new corners filled with its border's colour."""
-    if not degrees:
-        return image
-    h, w = image.shape[:2]
-    rad = np.deg2rad(abs(degrees))
-    out_w = int(np.ceil(w * np.cos(rad) + h * np.sin(rad)))
-    out_h = int(np.ceil(h * np.cos(rad) + w * np.sin(rad)))
-    matrix = cv2.getRotationMatrix2D((w / 2, h / 2), degrees, 1.0)
-    matrix[:, 2] += ((out_w - w) / 2, (out_h - h) / 2)
-    return cv2.warpAffine(
-        image, matrix, (out_w, out_h), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE
-    )
+    photo or scan loses none of the page): the pipeline's own straightening, run the other way."""
+    return straighten(image, -degrees)[0] if degrees else image
 
 
 CUTS = (0.9, 0.97, 0.99, 0.995, 0.999, 0.9999)

@@ -38,9 +38,8 @@ def displacement(h: int, w: int, depth: float, rng: np.random.Generator, k: Curl
         periods, phase = rng.uniform(*k.waves), rng.uniform(0, 2 * np.pi)
         along = 0.5 + 0.5 * np.sin(2 * np.pi * periods * u + phase)
     along = (along - along.min()) / max(float(np.ptp(along)), 1e-6)  # 0..1 along every row
-    down = np.linspace(
-        rng.uniform(0.5, 1.0), rng.uniform(0.5, 1.0), h, dtype=np.float32
-    )  # fades down the page
+    start, end = rng.uniform(0.5, 1.0, 2)
+    down = np.linspace(start, end, h, dtype=np.float32)  # the curl fades or grows down the page
     sign = 1.0 if rng.random() < 0.5 else -1.0
     return (sign * depth * down[:, None] * along[None, :]).astype(np.float32)
 
