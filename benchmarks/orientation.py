@@ -10,39 +10,67 @@ read as sent; then, for the classifier alone, how many readings each `min_confid
 decide without the lines' check and how many of those it turns wrong; then the median milliseconds per
 page. `--pipeline` reads every page with `OCR` (the
 classifier, the lines' check where it knows only the axis, the skew), so "turned right" is what a
-user gets, and adds the character error rate of each page's text against the same page read as it
-is (upright, not skewed): what turning and skewing cost the reading; without it the classifier alone
-is measured.
+user gets, and adds the page character error rate of each reading (as `ocrkit evaluate pages` scores
+it, its boxes taken on the page as read) against the page's annotated lines, or, for pages without
+annotations, against the same page read as it is; the upright page read with `--orientation 0` is the
+baseline printed first. Without `--pipeline` the classifier alone is measured.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from ocrkit.evaluation import is_case_sensitive, load_coco, row_order_text
+from ocrkit.images import boxes as B
 from ocrkit.images.frame import ANGLES, turned
 from ocrkit.images.io import load_image
 from ocrkit.orientation.skew import straighten
+from ocrkit.pages.document import Page
+from ocrkit.recognition.metrics import edit_distance
 
 SKEWS = (0.0, -10.0, -5.0, 5.0, 10.0)
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".tif", ".tiff", ".webp")
 
 
-def page_files(sources: list[str]) -> list[Path]:
-    files: list[Path] = []
+@dataclass
+class Truth:
+    """A page's annotated text in row order, as `ocrkit evaluate pages` builds it."""
+
+    text: str
+    case_sensitive: bool
+
+
+def page_files(sources: list[str]) -> list[tuple[Path, Truth | None]]:
+    """Every page of the sources, with its annotated text where a COCO file holds one."""
+    files: list[tuple[Path, Truth | None]] = []
     for source in map(Path, sources):
         if source.suffix == ".json":
-            images = json.loads(source.read_text(encoding="utf-8"))["images"]
-            files += [source.parent / im["file_name"] for im in images]
+            coco = load_coco(source)
+            for image in coco.dataset["images"]:
+                anns = coco.loadAnns(coco.getAnnIds(imgIds=[image["id"]]))
+                texts = [a.get("text") or "" for a in anns]
+                boxes = B.xywh_to_xyxy(np.array([a["bbox"] for a in anns], np.float32).reshape(-1, 4))
+                truth = Truth(row_order_text(boxes, texts), is_case_sensitive(coco, image))
+                files.append((source.parent / image["file_name"], truth if any(texts) else None))
         elif source.is_dir():
-            files += sorted(p for p in source.rglob("*") if p.suffix.lower() in IMAGE_SUFFIXES)
+            files += [(p, None) for p in sorted(source.rglob("*")) if p.suffix.lower() in IMAGE_SUFFIXES]
         else:
-            files.append(source)
+            files.append((source, None))
     return files
+
+
+def errors(page: Page, truth: Truth) -> tuple[int, int]:
+    """Character edits of the page's text against the truth, and the truth's length."""
+    hyp = row_order_text(page.boxes_as_read(), [line.text for line in page.lines])
+    ref = truth.text
+    if not truth.case_sensitive:
+        hyp, ref = hyp.lower(), ref.lower()
+    return edit_distance(ref, hyp), len(ref)
 
 
 def skewed(image: np.ndarray, degrees: float) -> np.ndarray:
@@ -78,31 +106,34 @@ def main() -> None:
     )
     parser.add_argument("--skews", default=",".join(f"{s:g}" for s in SKEWS), help="degrees, comma-separated")
     args = parser.parse_args()
-    from rapidfuzz.distance import Levenshtein
-
     from ocrkit.hub import zoo
     from ocrkit.pipeline import OCR, load_orienter
 
-    texts: dict[str, str] = {}
+    read: dict[str, Page] = {}
     if args.pipeline:
         ocr = OCR(backend=args.backend, threads=args.threads, orientation_model=args.model)
         as_is = OCR(backend=args.backend, threads=args.threads, orientation=0)
 
         def classify(image: np.ndarray):
-            page = ocr.read(image)
-            texts["read"] = " ".join(page.text.split())
-            return page.orientation
+            read["page"] = ocr.read(image)
+            return read["page"].orientation
 
     else:
         classify = load_orienter(zoo.resolve(args.model, "orientation"), args.backend, args.threads).classify
     skews = [float(v) for v in args.skews.split(",")]
     files = page_files(args.sources)[: args.limit or None]
-    counts = {(a, s): np.zeros(4) for a in ANGLES for s in skews}
+    # per (turn, skew): found, turned right, read as sent, character edits, reference characters
+    counts = {(a, s): np.zeros(5) for a in ANGLES for s in skews}
+    upright_errors = np.zeros(2)
     seconds = []
     sure: list[tuple[float, bool]] = []  # (likeliest turn's probability, whether it is the sent turn)
-    for path in files:
+    for path, truth in files:
         page = load_image(path)
-        reference = " ".join(as_is.read(page).text.split()) if args.pipeline else ""
+        if args.pipeline:
+            baseline = as_is.read(page)
+            lines = [line.text for line in baseline.lines]
+            truth = truth or Truth(row_order_text(baseline.boxes_as_read(), lines), True)
+            upright_errors += errors(baseline, truth)
         for skew in skews:
             tilted = skewed(page, skew)
             for turns, angle in enumerate(ANGLES):
@@ -111,18 +142,22 @@ def main() -> None:
                 result = classify(sent)
                 seconds.append(time.perf_counter() - started)
                 sure.append((result.confidence, result.angle == angle))
-                cer = Levenshtein.normalized_distance(texts["read"], reference) if args.pipeline else 0.0
+                edits = errors(read["page"], truth) if args.pipeline else (0, 0)
                 counts[angle, skew] += [
                     result.angle == angle,
                     result.applied == angle,
                     result.applied == 0,
-                    cer,
+                    *edits,
                 ]
     n = len(files)
     print(f"{n} pages, {args.backend}, {args.threads} threads")
-    print(f"{'sent':>6s} {'skew':>6s} {'found':>7s} {'turned right':>13s} {'unsure/as is':>13s} {'CER':>6s}")
-    for (angle, skew), (found, right, kept, cer) in counts.items():
-        print(f"{angle:6d} {skew:+6.0f} {found / n:7.3f} {right / n:13.3f} {kept / n:13.3f} {cer / n:6.3f}")
+    if args.pipeline:
+        cer = upright_errors[0] / max(upright_errors[1], 1)
+        print(f"upright, read as sent (--orientation 0): CER {cer:.4f}")
+    print(f"{'sent':>6s} {'skew':>6s} {'found':>7s} {'turned right':>13s} {'unsure/as is':>13s} {'CER':>7s}")
+    for (angle, skew), (found, right, kept, edits, chars) in counts.items():
+        cer = edits / max(chars, 1)
+        print(f"{angle:6d} {skew:+6.0f} {found / n:7.3f} {right / n:13.3f} {kept / n:13.3f} {cer:7.4f}")
     total = sum(counts.values())
     print(f"{'all':>13s} {total[0] / (n * len(counts)):7.3f} {total[1] / (n * len(counts)):13.3f}")
     if not args.pipeline:

@@ -199,3 +199,29 @@ def test_auto_straightens_a_skewed_page_and_gives_polygons_on_the_page_as_sent(
         assert 0 <= line.bbox[0] <= line.bbox[2] <= 900 and 0 <= line.bbox[1] <= line.bbox[3] <= 700
     level = ocr.read(_skewed_text_page(0.0))
     assert level.orientation.skew == 0.0 and all(line.polygon is None for line in level.lines)
+
+
+ROWS = [  # (box on the page as read, text): three rows, the middle one an item and its price
+    ([60, 60, 360, 100], "SHOP"),
+    ([60, 130, 260, 170], "Item"),
+    ([420, 130, 540, 170], "9.90"),
+    ([60, 200, 360, 240], "TOTAL"),
+]
+
+
+@pytest.mark.parametrize("turns", [0, 1, 2, 3])
+@pytest.mark.parametrize("skew", [0.0, -8.0, 8.0])
+def test_rows_are_told_apart_on_the_page_as_read(turns, skew):
+    """A page sent sideways or skewed keeps the rows it was read in: its boxes as sent overlap across
+    rows, so joining by them put a sideways receipt's header on one line."""
+    from ocrkit.orientation.skew import straighten
+    from ocrkit.pages.document import Line, Page
+    from ocrkit.pipeline import Framing, to_sent_frame
+
+    upright_page = np.zeros((400, 600), np.uint8)
+    read, back = straighten(upright_page, skew) if skew else (upright_page, None)
+    sent_h, sent_w = turned(upright_page, turns).shape
+    page = Page("p.png", read.shape[1], read.shape[0], lines=[Line(list(map(float, b)), t) for b, t in ROWS])
+    orientation = Orientation(angle=90 * turns, confidence=1.0, applied=90 * turns, skew=skew)
+    to_sent_frame(page, Framing(read, orientation, turns, back), sent_w, sent_h)
+    assert page.text == "SHOP\nItem 9.90\nTOTAL"

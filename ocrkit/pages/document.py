@@ -68,6 +68,14 @@ class Orientation:
         """Quarter turns undone before reading."""
         return self.applied // 90
 
+    def as_read(self, points: np.ndarray) -> np.ndarray:
+        """(n, 2) points on the page as sent → the same points on the page as it was read (turned upright,
+        then straightened), up to a shift: where rows are told apart, as lines lie level only there."""
+        x, y = np.asarray(points, np.float64).T
+        x, y = ((x, y), (y, -x), (-x, -y), (-y, x))[self.turns % 4]
+        a = np.deg2rad(self.skew)
+        return np.stack([np.cos(a) * x - np.sin(a) * y, np.sin(a) * x + np.cos(a) * y], axis=1)
+
     def to_dict(self) -> dict:
         return {
             "angle": self.angle,
@@ -96,16 +104,27 @@ class Page:
 
     @property
     def text(self) -> str:
-        """Lines in reading order; lines sharing a row (item … price) joined by a space."""
+        """Lines in reading order; lines sharing a row (item … price) joined by a space. Rows are told
+        apart on the page as it was read: on a page sent sideways or skewed, the boxes as sent overlap
+        across rows (a receipt sent a quarter turn joined its first 12 lines into one row)."""
         out: list[str] = []
-        prev: Line | None = None
+        prev: list[float] | None = None
         for line in self.lines:
-            if prev is not None and same_row(prev.bbox, line.bbox):
+            box = self._box_as_read(line)
+            if prev is not None and same_row(prev, box):
                 out[-1] += " " + line.text
             else:
                 out.append(line.text)
-            prev = line
+            prev = box
         return "\n".join(out)
+
+    def _box_as_read(self, line: Line) -> list[float]:
+        if self.orientation is None or (self.orientation.turns % 4 == 0 and not self.orientation.skew):
+            return line.bbox
+        x0, y0, x1, y1 = line.bbox
+        corners = line.polygon if line.polygon is not None else [[x0, y0], [x1, y0], [x1, y1], [x0, y1]]
+        points = self.orientation.as_read(np.asarray(corners))
+        return [*points.min(0).tolist(), *points.max(0).tolist()]
 
     def to_dict(self) -> dict:
         return {
@@ -150,3 +169,8 @@ class Page:
 
     def boxes(self) -> np.ndarray:
         return np.array([line.bbox for line in self.lines], np.float32).reshape(-1, 4)
+
+    def boxes_as_read(self) -> np.ndarray:
+        """The lines' boxes on the page as it was read (upright and level, up to a shift), as (n, 4) xyxy:
+        where rows of a page sent turned or skewed are told apart."""
+        return np.array([self._box_as_read(line) for line in self.lines], np.float32).reshape(-1, 4)
