@@ -22,7 +22,7 @@ from ocrkit.images.io import PageSource, load_page
 from ocrkit.images.line_crops import crop_lines, crop_windows
 from ocrkit.orientation.decide import told
 from ocrkit.orientation.lines import LINES_CHECKED, turned_reads_better
-from ocrkit.orientation.skew import MIN_SKEW, corners_back, page_skew, straighten
+from ocrkit.orientation.skew import MIN_SKEW, corners_back, page_skew, straighten_to_print
 from ocrkit.pages.document import Line, Orientation, Page
 from ocrkit.pages.not_text import is_text
 from ocrkit.pages.reading_order import reading_order
@@ -264,7 +264,7 @@ class OCR:
         skew = page_skew(page)
         if abs(skew) < MIN_SKEW:
             return Framing(page, orientation, orientation.turns)
-        straight, back = straighten(page, skew)
+        straight, back = straighten_to_print(page, skew)
         return Framing(straight, replace(orientation, skew=round(skew, 2)), orientation.turns, back)
 
     def _settle_direction(self, framing: Framing, page: Page) -> None:

@@ -183,6 +183,31 @@ def test_a_box_on_the_straightened_page_maps_back_onto_the_turned_print():
     assert (drawn > 0).sum() < 1.3 * print_pixels.sum()  # and not much more
 
 
+def test_a_straightened_page_is_cut_to_its_print_and_maps_back():
+    """A small print on a large page, skewed: straightened and cut to its print (plus margin), the
+    canvas is far smaller than the one holding every corner, and the print's box maps back onto it."""
+    import cv2
+
+    from ocrkit.orientation.skew import MIN_PRINT_MARGIN, corners_back, straighten, straighten_to_print
+
+    page = np.full((1200, 900), 255, np.uint8)
+    page[500:520, 300:600] = 0  # one line of print in the middle of a blank page
+    skewed = cv2.warpAffine(
+        page, cv2.getRotationMatrix2D((450, 600), 10.0, 1.0), (900, 1200), borderValue=255
+    )
+    grown, _ = straighten(skewed, 10.0)
+    cut, back = straighten_to_print(skewed, 10.0)
+    ys, xs = np.nonzero(cut < 128)
+    box = np.array([xs.min(), ys.min(), xs.max() + 1, ys.max() + 1])
+    assert cut.size < 0.2 * grown.size
+    assert box[3] - box[1] < 26 and 290 < box[2] - box[0] < 310  # level, whole
+    assert min(box[0], box[1], cut.shape[1] - box[2], cut.shape[0] - box[3]) >= MIN_PRINT_MARGIN - 4
+    corners = corners_back(box[None], back)[0]
+    drawn = np.zeros_like(skewed)
+    cv2.fillPoly(drawn, [np.round(corners).astype(np.int32)], 255)
+    assert (drawn[skewed < 128] > 0).mean() > 0.97  # the box lands on the print as sent
+
+
 def test_auto_straightens_a_skewed_page_and_gives_polygons_on_the_page_as_sent(
     tiny_detector_dir, tiny_recognizer_dir, tiny_orientation_dir
 ):
