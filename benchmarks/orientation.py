@@ -4,16 +4,16 @@
     python benchmarks/orientation.py PAGES... --pipeline [--skews 0,-10,10]   # the whole OCR path
 
 Every page (image files in folders, or the pages of COCO files) is sent upright and turned 90/180/270
-degrees clockwise, each also skewed by each of --skews degrees; the table gives per turn the share found
-(the likeliest turn is the right one), the share turned right (undone before reading), and the share
-read as sent; then, for the classifier alone, how many readings each `min_confidence` would let it
-decide without the lines' check and how many of those it turns wrong; then the median milliseconds per
-page. `--pipeline` reads every page with `OCR` (the
-classifier, the lines' check where it knows only the axis, the skew), so "turned right" is what a
-user gets, and adds the page character error rate of each reading (as `ocrkit evaluate pages` scores
-it, its boxes taken on the page as read) against the page's annotated lines, or, for pages without
-annotations, against the same page read as it is; the upright page read with `--orientation 0` is the
-baseline printed first. Without `--pipeline` the classifier alone is measured.
+degrees clockwise (or the --turns given), each also skewed by each of --skews degrees; the table gives
+per turn the share found (the likeliest turn is the right one), the share turned right (undone before
+reading) and the share read as sent; then, for the classifier alone, how many readings each
+`min_confidence` would let it decide without the lines' check and how many of those it turns wrong;
+then the median milliseconds per page. `--pipeline` reads every page with `OCR` (the classifier, the
+lines' check where it knows only the axis, the skew), so "turned right" is what a user gets, and adds
+the page character error rate of each reading (as `ocrkit evaluate pages` scores it, its boxes taken on
+the page as read) against the page's annotated lines, or, for pages without annotations, against the
+same page read as it is; the upright page read with `--orientation 0` is the baseline printed first.
+Without `--pipeline` the classifier alone is measured.
 """
 
 from __future__ import annotations
@@ -105,6 +105,7 @@ def main() -> None:
         "--pipeline", action="store_true", help="read every page with OCR, not the classifier"
     )
     parser.add_argument("--skews", default=",".join(f"{s:g}" for s in SKEWS), help="degrees, comma-separated")
+    parser.add_argument("--turns", default="0,90,180,270", help="degrees clockwise pages are sent turned")
     args = parser.parse_args()
     from ocrkit.hub import zoo
     from ocrkit.pipeline import OCR, load_orienter
@@ -123,7 +124,10 @@ def main() -> None:
     skews = [float(v) for v in args.skews.split(",")]
     files = page_files(args.sources)[: args.limit or None]
     # per (turn, skew): found, turned right, read as sent, character edits, reference characters
-    counts = {(a, s): np.zeros(5) for a in ANGLES for s in skews}
+    angles = [int(v) for v in args.turns.split(",")]
+    if not set(angles) <= set(ANGLES):
+        parser.error(f"--turns: each of {ANGLES}")
+    counts = {(a, s): np.zeros(5) for a in angles for s in skews}
     upright_errors = np.zeros(2)
     seconds = []
     sure: list[tuple[float, bool]] = []  # (likeliest turn's probability, whether it is the sent turn)
@@ -136,8 +140,8 @@ def main() -> None:
             upright_errors += errors(baseline, truth)
         for skew in skews:
             tilted = skewed(page, skew)
-            for turns, angle in enumerate(ANGLES):
-                sent = turned(tilted, turns)
+            for angle in angles:
+                sent = turned(tilted, angle // 90)
                 started = time.perf_counter()
                 result = classify(sent)
                 seconds.append(time.perf_counter() - started)
