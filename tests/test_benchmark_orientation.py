@@ -1,0 +1,47 @@
+"""benchmarks/orientation.py: readings scored against a page's annotated lines, on the page as read."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+
+import numpy as np
+
+from ocrkit.images.frame import turned
+from ocrkit.pages.document import Line, Orientation, Page
+from ocrkit.pipeline import Framing, to_sent_frame
+from tests.fixtures import REPO
+
+spec = importlib.util.spec_from_file_location("orientation_benchmark", REPO / "benchmarks" / "orientation.py")
+benchmark = importlib.util.module_from_spec(spec)
+sys.modules[spec.name] = benchmark  # its dataclasses look their module up
+spec.loader.exec_module(benchmark)
+
+LINES = [([60, 60, 360, 100], "SHOP"), ([60, 130, 260, 170], "Item"), ([420, 130, 540, 170], "9.90")]
+
+
+def test_annotated_pages_carry_their_text_in_row_order(tmp_path):
+    coco = {
+        "images": [{"id": 1, "file_name": "a.png", "width": 600, "height": 400}],
+        "annotations": [
+            {"id": i, "image_id": 1, "category_id": 1, "bbox": [x0, y0, x1 - x0, y1 - y0], "text": t}
+            for i, ((x0, y0, x1, y1), t) in enumerate(LINES[::-1], start=1)
+        ],
+        "categories": [{"id": 1, "name": "text_line"}],
+    }
+    (tmp_path / "coco.json").write_text(json.dumps(coco))
+    ((path, truth),) = benchmark.page_files([str(tmp_path / "coco.json")])
+    assert path == tmp_path / "a.png"
+    assert truth.text == "SHOP\nItem 9.90"
+
+
+def test_a_page_read_sideways_scores_as_read_upright():
+    """Its boxes as sent run down the page; scored on the page as read, it has no error."""
+    page = Page("p.png", 600, 400, lines=[Line(list(map(float, b)), t) for b, t in LINES])
+    sent_h, sent_w = turned(np.zeros((400, 600), np.uint8), 1).shape
+    to_sent_frame(page, Framing(np.zeros((400, 600)), Orientation(90, 1.0, 90), 1), sent_w, sent_h)
+    truth = benchmark.Truth("shop\nitem 9.90", case_sensitive=False)
+    assert benchmark.errors(page, truth) == (0, len(truth.text))
+    page.lines[2].text = "9.99"
+    assert benchmark.errors(page, truth) == (1, len(truth.text))
