@@ -107,6 +107,13 @@ def main() -> None:
     parser.add_argument("--skews", default=",".join(f"{s:g}" for s in SKEWS), help="degrees, comma-separated")
     parser.add_argument("--turns", default="0,90,180,270", help="degrees clockwise pages are sent turned")
     args = parser.parse_args()
+    try:
+        skews = [float(v) for v in args.skews.split(",")]
+        angles = [int(v) for v in args.turns.split(",")]
+    except ValueError as exc:
+        parser.error(f"--skews/--turns: {exc}")
+    if not set(angles) <= set(ANGLES):
+        parser.error(f"--turns: each of {ANGLES}")
     from ocrkit.hub import zoo
     from ocrkit.pipeline import OCR, load_orienter
 
@@ -121,12 +128,8 @@ def main() -> None:
 
     else:
         classify = load_orienter(zoo.resolve(args.model, "orientation"), args.backend, args.threads).classify
-    skews = [float(v) for v in args.skews.split(",")]
     files = page_files(args.sources)[: args.limit or None]
     # per (turn, skew): found, turned right, read as sent, character edits, reference characters
-    angles = [int(v) for v in args.turns.split(",")]
-    if not set(angles) <= set(ANGLES):
-        parser.error(f"--turns: each of {ANGLES}")
     counts = {(a, s): np.zeros(5) for a in angles for s in skews}
     upright_errors = np.zeros(2)
     seconds = []

@@ -33,6 +33,12 @@ def xyxy_to_xywh(boxes: np.ndarray) -> np.ndarray:
     return np.concatenate([b[:, :2], b[:, 2:] - b[:, :2]], 1)
 
 
+def corners(boxes: np.ndarray) -> np.ndarray:
+    """xyxy boxes → (n, 4, 2) corners, clockwise from the top left: the box as a polygon, to be turned."""
+    b = np.asarray(boxes, np.float64).reshape(-1, 4)
+    return np.stack([b[:, [0, 1]], b[:, [2, 1]], b[:, [2, 3]], b[:, [0, 3]]], axis=1)
+
+
 def normalize(boxes: np.ndarray, width: int, height: int) -> np.ndarray:
     """Pixel boxes (any 4-coordinate x,y,x,y-ordered format) → [0, 1] relative to width/height."""
     return np.asarray(boxes, dtype=np.float32).reshape(-1, 4) / np.array(

@@ -11,6 +11,7 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
+from ocrkit.images import boxes as B
 from ocrkit.orientation.patches import gray_page, ink
 
 SKEW_SIDE = 512  # long side of the copy the skew is measured on
@@ -86,6 +87,4 @@ def _warp(image: np.ndarray, forward: np.ndarray, out_w: int, out_h: int) -> tup
 
 def corners_back(boxes: np.ndarray, back: np.ndarray) -> np.ndarray:
     """xyxy boxes on the straightened page → (n, 4, 2) corners on the page (clockwise from top left)."""
-    b = np.asarray(boxes, np.float64).reshape(-1, 4)
-    corners = np.stack([b[:, [0, 1]], b[:, [2, 1]], b[:, [2, 3]], b[:, [0, 3]]], axis=1)
-    return corners @ back[:, :2].T + back[:, 2]
+    return B.corners(boxes) @ back[:, :2].T + back[:, 2]

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ocrkit.images import boxes as B
 from ocrkit.pages.reading_order import same_row
 
 
@@ -121,9 +122,8 @@ class Page:
     def _box_as_read(self, line: Line) -> list[float]:
         if self.orientation is None or (self.orientation.turns % 4 == 0 and not self.orientation.skew):
             return line.bbox
-        x0, y0, x1, y1 = line.bbox
-        corners = line.polygon if line.polygon is not None else [[x0, y0], [x1, y0], [x1, y1], [x0, y1]]
-        points = self.orientation.as_read(np.asarray(corners))
+        corners = np.asarray(line.polygon) if line.polygon is not None else B.corners(line.bbox)[0]
+        points = self.orientation.as_read(corners)
         return [*points.min(0).tolist(), *points.max(0).tolist()]
 
     def to_dict(self) -> dict:
