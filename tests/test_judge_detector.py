@@ -52,3 +52,47 @@ def test_page_cer_rise_is_judged_against_its_noise() -> None:
     steady = base.copy()
     steady[:10, 2] = 32  # the same +0.02, on every page
     assert judge.subset_rows(pages, base, steady)["u"]["worse"]
+
+
+def _fake_package(tmp_path: Path) -> Path:
+    package = tmp_path / "ocrkit"
+    for name in ("recognizer", "orientation"):
+        (package / "models" / name).mkdir(parents=True)
+        (package / "models" / name / "model.safetensors").write_bytes(name.encode())
+    (package / "pipeline.py").write_text("x = 1\n")
+    return package
+
+
+def test_a_stored_reading_is_reused_only_while_all_it_depends_on_is_unchanged(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    package, detector = _fake_package(tmp_path), tmp_path / "det"
+    detector.mkdir()
+    (detector / "model.safetensors").write_bytes(b"weights")
+    pages = [{"path": Path("p.png"), "texts": ["a"], "boxes": np.zeros((1, 4), np.float32)}]
+    monkeypatch.setattr(judge, "PACKAGE", package)
+    readings = []
+
+    def page_counts(ocr, page):
+        readings.append(page["path"])
+        return (1, 1, len(readings), 10)
+
+    monkeypatch.setattr(judge, "page_counts", page_counts)
+    cache = tmp_path / "cache"
+
+    def counts() -> list:
+        stored = cache / f"{judge.reading_key(detector, pages)}.json"
+        return judge.read_counts(lambda folder: None, detector, pages, cache).tolist(), stored.is_file()
+
+    first, stored = counts()
+    assert first == [[1, 1, 1, 10]] and stored and len(readings) == 1
+    assert counts()[0] == first and len(readings) == 1  # read from the cache
+    (detector / "MODEL_CARD.md").write_text("a card says nothing about the reading")
+    assert counts()[0] == first and len(readings) == 1
+    recognizer = package / "models" / "recognizer" / "model.safetensors"
+    for changed in (detector / "model.safetensors", recognizer, package / "pipeline.py"):
+        before = len(readings)
+        changed.write_bytes(changed.read_bytes() + b"!")
+        assert counts()[0] == [[1, 1, before + 1, 10]]  # read again
+    uncached = judge.read_counts(lambda folder: None, detector, pages, None)
+    assert uncached.tolist() == [[1, 1, len(readings), 10]]  # no cache: always read

@@ -10,11 +10,17 @@ pages. The candidate ships when its score is lower and no subset of 200+ annotat
 
     ocrkit models ship runs/det/best runs/det/cand --set score_threshold=0.25
     python tools/judge_detector.py runs/det/cand --out eval/judge_det.json
+
+Reading 400 pages end to end takes ~25 minutes on two cores, and the shipped detector's reading is the
+same for every candidate: each model's per-page counts are kept in `--cache` under a key of everything
+they depend on (the detector folder, the shipped recognizer and orientation, ocrkit's code, the pages),
+so a later judgement against the same base reads only the candidate.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 from collections import defaultdict
 from pathlib import Path
@@ -25,8 +31,10 @@ from ocrkit.detection.metrics import match_count
 from ocrkit.evaluation import is_case_sensitive, load_coco, row_order_text
 from ocrkit.images import boxes as B
 from ocrkit.images.io import load_image
+from ocrkit.pages.outputs import write_atomic
 from ocrkit.recognition.metrics import edit_distance
 
+PACKAGE = Path(__file__).resolve().parents[1] / "ocrkit"
 MIN_LINES = 200  # subsets smaller than this are reported, not judged
 MAX_RECALL_LOSS = 0.02
 MIN_CER_RISE = 0.01
@@ -64,6 +72,34 @@ def page_counts(ocr, page: dict) -> PageCounts:
     if not page["case_sensitive"]:
         ref, hyp = ref.lower(), hyp.lower()
     return match_count(boxes, page["boxes"]), len(page["boxes"]), edit_distance(ref, hyp), len(ref)
+
+
+def reading_key(detector: Path, pages: list[dict]) -> str:
+    """A digest of what a reading of `pages` with `detector` depends on: the folder's files, the shipped
+    recognizer's and orientation's, ocrkit's code and the pages' images and annotations (cards left out)."""
+    models = [PACKAGE / "models" / name for name in ("recognizer", "orientation")]
+    files = sorted(PACKAGE.rglob("*.py"))
+    for folder in [detector, *models]:
+        files += sorted(f for f in folder.rglob("*") if f.is_file() and f.suffix != ".md")
+    digest = hashlib.sha256()
+    for path in files:
+        digest.update(path.name.encode() + path.read_bytes())
+    for page in pages:
+        digest.update(json.dumps([str(page["path"]), page["texts"], page["boxes"].tolist()]).encode())
+    return digest.hexdigest()[:20]
+
+
+def read_counts(ocr_for, detector: Path, pages: list[dict], cache: Path | None) -> np.ndarray:
+    """(pages, 4) PageCounts of `detector` on `pages`, from `cache` when that reading is stored there;
+    `ocr_for(detector)` builds the reader only when the pages must be read."""
+    stored = cache / f"{reading_key(detector, pages)}.json" if cache is not None else None
+    if stored is not None and stored.is_file():
+        return np.array(json.loads(stored.read_text()), np.int64).reshape(-1, 4)
+    ocr = ocr_for(detector)
+    counts = np.array([page_counts(ocr, page) for page in pages], np.int64).reshape(-1, 4)
+    if stored is not None:
+        write_atomic(stored, json.dumps(counts.tolist()))
+    return counts
 
 
 def subset_rows(pages: list[dict], base: np.ndarray, cand: np.ndarray) -> dict[str, dict]:
@@ -129,15 +165,24 @@ def main() -> None:
     )
     ap.add_argument("--in-source", type=Path, nargs="+", default=[Path("data/real/pages/coco_val.json")])
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument(
+        "--cache", type=Path, default=Path("eval/judge_cache"), help="per-page readings kept for reuse"
+    )
+    ap.add_argument("--no-cache", action="store_true", help="read both models, store nothing")
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args()
     from ocrkit.pipeline import OCR
 
     pages = pages_of(args.unseen, "unseen") + pages_of(args.in_source, "in-source")
-    counts = {}
-    for key, folder in (("base", args.base), ("candidate", args.candidate)):
-        ocr = OCR(det_model=folder, backend="torch", threads=args.threads)
-        counts[key] = np.array([page_counts(ocr, page) for page in pages], np.int64)
+    cache = None if args.no_cache else args.cache
+
+    def ocr_for(folder: Path) -> OCR:
+        return OCR(det_model=folder, backend="torch", threads=args.threads)
+
+    counts = {
+        key: read_counts(ocr_for, folder, pages, cache)
+        for key, folder in (("base", args.base), ("candidate", args.candidate))
+    }
     rows = subset_rows(pages, counts["base"], counts["candidate"])
     summary, ships = decide(rows)
     args.out.parent.mkdir(parents=True, exist_ok=True)
