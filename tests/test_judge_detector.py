@@ -96,3 +96,47 @@ def test_a_stored_reading_is_reused_only_while_all_it_depends_on_is_unchanged(
         assert counts()[0] == [[1, 1, before + 1, 10]]  # read again
     uncached = judge.read_counts(lambda folder: None, detector, pages, None)
     assert uncached.tolist() == [[1, 1, len(readings), 10]]  # no cache: always read
+
+
+def test_lines_outside_the_annotated_part_of_a_page_are_not_scored() -> None:
+    annotated = np.array([[500, 100, 900, 140], [500, 160, 900, 200], [500, 220, 700, 260]], np.float32)
+    detected = np.array(
+        [
+            [10, 100, 400, 140],  # the facing page: nobody annotated it
+            [505, 100, 895, 140],  # an annotated line
+            [500, 265, 600, 295],  # a false box just below the last line: still scored
+            [300, 160, 700, 200],  # half outside: scored
+            [200, 160, 560, 200],  # mostly outside: not scored
+        ],
+        np.float32,
+    )
+    assert judge.scored(detected, annotated).tolist() == [False, True, True, True, False]
+    assert judge.scored(detected, np.zeros((0, 4), np.float32)).all()
+
+
+def test_the_facing_page_costs_no_page_cer_but_a_false_box_among_the_lines_does(monkeypatch) -> None:
+    class Read:
+        def __init__(self, boxes, texts):
+            self._boxes, self.lines = np.array(boxes, np.float32), [type("L", (), {"text": t}) for t in texts]
+
+        def boxes(self):
+            return self._boxes
+
+    page = {
+        "path": Path("p.png"),
+        "boxes": np.array([[500, 100, 900, 140], [500, 160, 900, 200]], np.float32),
+        "texts": ["first line", "second line"],
+        "case_sensitive": True,
+    }
+    monkeypatch.setattr(judge, "load_image", lambda path: None)
+
+    def counts(boxes, texts):
+        ocr = type("O", (), {"read": lambda self, image, name: Read(boxes, texts)})()
+        return judge.page_counts(ocr, page)
+
+    lines = [[500, 100, 900, 140], [500, 160, 900, 200]]
+    assert counts(lines, ["first line", "second line"]) == (2, 2, 0, len("first line\nsecond line"))
+    facing = [[10, 100, 400, 140]]
+    assert counts(facing + lines, ["facing", "first line", "second line"])[2] == 0
+    junk = [[500, 210, 560, 240]]
+    assert counts(lines + junk, ["first line", "second line", "~~"])[2] == 3
