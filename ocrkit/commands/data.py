@@ -177,7 +177,8 @@ def reserved_phashes(args: argparse.Namespace):
 
     near = read_reserved_phashes(reserved_path(args))
     if len(near):
-        print(f"reserved list: {len(near)} perceptual hashes (resized or re-encoded copies are refused too)")
+        copies = "resized, re-encoded, bordered or turned copies are refused too"
+        print(f"reserved list: {len(near)} perceptual hashes ({copies})")
     return near
 
 

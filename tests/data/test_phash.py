@@ -1,17 +1,29 @@
-"""Perceptual hashes: copies of a reserved page (resized, re-encoded, gray) are refused, other pages are not;
-`ocrkit data reserve` writes them, `ocrkit data import` writes a data card and no empty val files."""
+"""Perceptual hashes: copies of a reserved page (resized, re-encoded, gray, bordered, turned) are refused,
+other pages are not; `ocrkit data reserve` writes them, `ocrkit data import` writes a data card and no
+empty val files."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import cv2
 import numpy as np
 import pytest
 from fixtures import run_cli, text_pages
 
-from ocrkit.data.ground_truth.phash import NearDuplicates, distance, phash, read_reserved_phashes
+from ocrkit.data.ground_truth.phash import (
+    MARGINS,
+    TURNS,
+    NearDuplicates,
+    distance,
+    frame_hashes,
+    phash,
+    read_reserved_phashes,
+)
 from ocrkit.images.io import load_image
+
+SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 
 
 @pytest.fixture(autouse=True)
@@ -39,6 +51,36 @@ def test_copies_stay_near_and_other_pages_far(tmp_path):
     for other in pages[1:]:  # same layout, other words: still far apart
         assert distance(phash(other), phash(pages[0])) > 2 * reserved.max_bits
         assert not reserved.matches(phash(other))
+
+
+def framed_copies(image: np.ndarray) -> dict[str, np.ndarray]:
+    """What cropping and deskewing steps do to a scan: a white border added, a turn of a degree."""
+    h, w = image.shape[:2]
+    white = (255, 255, 255)
+    turned = {
+        f"turned {angle}°": cv2.warpAffine(
+            image, cv2.getRotationMatrix2D((w / 2, h / 2), angle, 1.0), (w, h), borderValue=white
+        )
+        for angle in (1.0, -1.0)
+    }
+    border = cv2.copyMakeBorder(image, h // 20, h // 20, w // 20, w // 20, cv2.BORDER_CONSTANT, value=white)
+    return {"5 % white border": border, **turned}
+
+
+def test_bordered_and_turned_copies_of_a_scan_are_found_in_their_frames():
+    """The 1784 sample scan (a downscaled development page): its copies in another frame are far in
+    the plain hash and found by `matches_picture`; the other sample pages are not, in any frame."""
+    kant = load_image(SAMPLES / "kant_1784_p17.jpg")
+    reserved = NearDuplicates([phash(kant)])
+    for name, copy in framed_copies(kant).items():
+        assert not reserved.matches(phash(copy)), name  # the plain hash misses it
+        assert reserved.matches_picture(copy), name
+    assert len(frame_hashes(kant)) == 2 + len(TURNS) + len(MARGINS)
+    for other in ("poilus_will_AN_0073.jpg", "synthetic_page.jpg", "synthetic_receipt.jpg"):
+        image = load_image(SAMPLES / other)
+        assert min(reserved.nearest(value) for value in frame_hashes(image)) > 2 * reserved.max_bits, other
+        assert not reserved.matches_picture(image), other
+    assert not NearDuplicates().matches_picture(kant)
 
 
 def test_flat_images_never_match_each_other():

@@ -1,9 +1,9 @@
 """Import line-level ground truth into the two formats training reads: a COCO page set and a line manifest.
 
 Every input file is checked against a list of reserved sha256 hashes (evaluation pages) and refused on a
-match, and every image against the list's perceptual hashes, so a resized or re-encoded copy of an
-evaluation page is refused too (ocrkit/data/ground_truth/phash.py); identical images reached twice are
-imported once. Splits are by document (a hash of its path), never by line, so no page contributes to
+match, and every image against the list's perceptual hashes, so a resized, re-encoded, bordered or turned
+copy of an evaluation page is refused too (ocrkit/data/ground_truth/phash.py); identical images reached
+twice are imported once. Splits are by document (a hash of its path), never by line, so no page contributes to
 both train and val. Bad input is one warning naming the file, counted by reason; the import goes on and
 always writes the manifests of what it accepted. Every file read stays inside its source folder
 (paths.guard) and every file written stays inside `out`.
@@ -25,7 +25,7 @@ import cv2
 import numpy as np
 
 from ocrkit.data.ground_truth.paths import guard
-from ocrkit.data.ground_truth.phash import NearDuplicates, phash
+from ocrkit.data.ground_truth.phash import NearDuplicates
 from ocrkit.data.ground_truth.readers import FORMATS, GtLine, GtPage, read_page, sniff_format
 from ocrkit.data.ground_truth.text_rules import TextRules
 from ocrkit.images.io import load_image
@@ -239,10 +239,11 @@ class Importer:
         split = s.split or document_split(rel, s)
         provenance = {"source": f"{s.source}:{self._relative(page.image, s, root)}", "license": s.license}
         image = load_image(page.image)  # RGB, EXIF-rotated, 16-bit and palette images converted
-        if self.near.matches(phash(image)):
+        if self.near.matches_picture(image):
             self.summary.refused += 1
             self.warn(
-                f"{page.image}: a copy of a page reserved for evaluation (resized or re-encoded); refused"
+                f"{page.image}: a copy of a page reserved for evaluation (resized, re-encoded, bordered, "
+                "turned or trimmed); refused"
             )
             return
         name = _safe_name(rel, hashes[0])

@@ -106,7 +106,8 @@ def prepare(
     near: NearDuplicates | None = None,
 ) -> Importer:
     """Import each source present in `clones` into `out`; write out/DATA_CARD.md. Returns the importer.
-    `near`: perceptual hashes of the reserved pages, whose resized or re-encoded copies are refused too."""
+    `near`: perceptual hashes of the reserved pages, whose resized, re-encoded, bordered or turned copies
+    are refused too."""
     clones, out = Path(clones), Path(out)
     importer = Importer(out, reserved, near=near)
     rows = []
