@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import cv2
 import numpy as np
 
 ANGLES = (0, 90, 180, 270)  # class k: the page as sent is the upright page turned k quarter turns clockwise
@@ -47,3 +48,10 @@ def points_to_sent(points: np.ndarray, turns: int, width: int, height: int) -> n
     if turns == 2:
         return np.stack([width - x, height - y], axis=-1)
     return np.stack([y, height - x], axis=-1)
+
+
+def skewed(gray: np.ndarray, degrees: float) -> np.ndarray:
+    """A page turned by a small angle about its centre, its new corners filled with its edge."""
+    h, w = gray.shape
+    matrix = cv2.getRotationMatrix2D((w / 2, h / 2), degrees, 1.0)
+    return cv2.warpAffine(gray, matrix, (w, h), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)

@@ -19,7 +19,7 @@ from torch.utils.data import Dataset
 
 from ocrkit.engine.param_groups import param_groups
 from ocrkit.hub.model_folder import OrientationSpec
-from ocrkit.images.frame import ANGLES, turned
+from ocrkit.images.frame import ANGLES, skewed, turned
 from ocrkit.orientation.config import OrientationConfig
 from ocrkit.orientation.decide import decide
 from ocrkit.orientation.model import build, save
@@ -40,13 +40,6 @@ def coco_pages(files: list[str], limit: int, seed: int) -> list[Path]:
     share = max(1, limit // max(len(per_file), 1))
     picked = [p for paths in per_file for p in rng.permutation(np.array(paths, dtype=object))[:share]]
     return [Path(p) for p in picked[:limit]]
-
-
-def skewed(gray: np.ndarray, degrees: float) -> np.ndarray:
-    """A page turned by a small angle about its centre, its new corners filled with its edge."""
-    h, w = gray.shape
-    matrix = cv2.getRotationMatrix2D((w / 2, h / 2), degrees, 1.0)
-    return cv2.warpAffine(gray, matrix, (w, h), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
 
 
 def load_gray(path: Path, page_side: int) -> np.ndarray | None:

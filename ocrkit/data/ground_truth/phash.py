@@ -23,6 +23,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from ocrkit.images.frame import skewed
 from ocrkit.util.errors import InputError
 
 PREFIX = "dct256:"  # names the hash kind in the reserved list, so another kind can be added beside it
@@ -56,7 +57,7 @@ def frame_hashes(image: np.ndarray) -> list[bytes]:
         size = (max(1, round(w * scale)), max(1, round(h * scale)))
         gray = cv2.resize(gray, size, interpolation=cv2.INTER_AREA)
     trimmed = _trim_uniform_border(gray)
-    frames = [trimmed] + [_turned(trimmed, angle) for angle in TURNS]
+    frames = [trimmed] + [skewed(trimmed, angle) for angle in TURNS]
     frames += [_grown(trimmed, margin / (1 - 2 * margin)) for margin in MARGINS]
     return [phash(image)] + [phash(frame) for frame in frames]
 
@@ -69,12 +70,6 @@ def _trim_uniform_border(gray: np.ndarray) -> np.ndarray:
     if len(rows) < 8 or len(cols) < 8:  # nothing but border: keep it whole
         return gray
     return gray[rows[0] : rows[-1] + 1, cols[0] : cols[-1] + 1]
-
-
-def _turned(gray: np.ndarray, degrees: float) -> np.ndarray:
-    h, w = gray.shape
-    turn = cv2.getRotationMatrix2D((w / 2, h / 2), degrees, 1.0)
-    return cv2.warpAffine(gray, turn, (w, h), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
 
 
 def _grown(gray: np.ndarray, share: float) -> np.ndarray:
