@@ -140,3 +140,12 @@ def test_the_facing_page_costs_no_page_cer_but_a_false_box_among_the_lines_does(
     assert counts(facing + lines, ["facing", "first line", "second line"])[2] == 0
     junk = [[500, 210, 560, 240]]
     assert counts(lines + junk, ["first line", "second line", "~~"])[2] == 3
+
+
+def test_a_base_reading_stored_by_other_code_must_cover_the_pages(tmp_path: Path) -> None:
+    pages = [{"subset": "a", "part": "unseen"}] * 3
+    stored = tmp_path / "old.json"
+    stored.write_text("[[1, 2, 3, 40], [2, 2, 0, 10], [0, 1, 5, 5]]")
+    assert judge.stored_counts(stored, pages)[:, 2].tolist() == [3, 0, 5]
+    with pytest.raises(SystemExit, match="old.json: holds readings of 3 pages, the pages judged are 2"):
+        judge.stored_counts(stored, pages[:2])

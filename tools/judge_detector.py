@@ -17,7 +17,9 @@ max(0.01, 2 × the paired standard error over its pages) page CER.
 Reading 400 pages end to end takes ~25 minutes on two cores, and the shipped detector's reading is the
 same for every candidate: each model's per-page counts are kept in `--cache` under a key of everything
 they depend on (the detector folder, the shipped recognizer and orientation, ocrkit's code, the pages),
-so a later judgement against the same base reads only the candidate.
+so a later judgement against the same base reads only the candidate. A change of ocrkit's own
+post-processing is judged the same way: the tool run from a checkout of the code before it stores the
+shipped detector's reading, and `--base-reading` hands that file to the run of the new code.
 """
 
 from __future__ import annotations
@@ -111,11 +113,21 @@ def read_counts(ocr_for, detector: Path, pages: list[dict], cache: Path | None) 
     `ocr_for(detector)` builds the reader only when the pages must be read."""
     stored = cache / f"{reading_key(detector, pages)}.json" if cache is not None else None
     if stored is not None and stored.is_file():
-        return np.array(json.loads(stored.read_text()), np.int64).reshape(-1, 4)
+        return stored_counts(stored, pages)
     ocr = ocr_for(detector)
     counts = np.array([page_counts(ocr, page) for page in pages], np.int64).reshape(-1, 4)
     if stored is not None:
         write_atomic(stored, json.dumps(counts.tolist()))
+        print(f"{detector}: readings stored in {stored}")
+    return counts
+
+
+def stored_counts(path: Path, pages: list[dict]) -> np.ndarray:
+    """(pages, 4) PageCounts stored by an earlier run (a `--cache` file), which must hold one row per page:
+    the base read by other code, e.g. the same detector before a post-processing change."""
+    counts = np.array(json.loads(path.read_text()), np.int64).reshape(-1, 4)
+    if len(counts) != len(pages):
+        raise SystemExit(f"{path}: holds readings of {len(counts)} pages, the pages judged are {len(pages)}")
     return counts
 
 
@@ -186,6 +198,12 @@ def main() -> None:
         "--cache", type=Path, default=Path("eval/judge_cache"), help="per-page readings kept for reuse"
     )
     ap.add_argument("--no-cache", action="store_true", help="read both models, store nothing")
+    ap.add_argument(
+        "--base-reading",
+        type=Path,
+        help="the base's per-page readings stored by an earlier run (a --cache file), e.g. by the code "
+        "before a post-processing change; the base is then not read",
+    )
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args()
     from ocrkit.pipeline import OCR
@@ -197,8 +215,10 @@ def main() -> None:
         return OCR(det_model=folder, backend="torch", threads=args.threads)
 
     counts = {
-        key: read_counts(ocr_for, folder, pages, cache)
-        for key, folder in (("base", args.base), ("candidate", args.candidate))
+        "base": stored_counts(args.base_reading, pages)
+        if args.base_reading
+        else read_counts(ocr_for, args.base, pages, cache),
+        "candidate": read_counts(ocr_for, args.candidate, pages, cache),
     }
     rows = subset_rows(pages, counts["base"], counts["candidate"])
     summary, ships = decide(rows)
