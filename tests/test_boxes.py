@@ -51,17 +51,65 @@ def test_suppress_contained_drops_nested_duplicates():
     assert sorted(B.suppress_contained(b, s2, 0.8).tolist()) == [0, 2]
 
 
-def test_a_taller_block_drops_only_lower_scoring_boxes_inside_it():
+def test_a_taller_block_drops_only_lower_scoring_boxes_and_goes_when_its_lines_read_all_of_it():
     block = [10, 10, 400, 130]  # a false paragraph box over three lines
     lines = [[10, 10, 400, 40], [10, 50, 400, 80], [10, 95, 400, 125]]
     b = np.array([block, *lines], np.float32)
     assert sorted(B.suppress_contained(b, np.array([0.5, 0.9, 0.8, 0.7], np.float32), 0.8).tolist()) == [
-        0,
         1,
         2,
         3,
     ]
     assert B.suppress_contained(b, np.array([0.95, 0.9, 0.8, 0.7], np.float32), 0.8).tolist() == [0]
+    # with its last line undetected, the block is the only reading of that band: it stays
+    assert sorted(B.suppress_contained(b[:3], np.array([0.5, 0.9, 0.8], np.float32), 0.8).tolist()) == [
+        0,
+        1,
+        2,
+    ]
+
+
+def test_a_box_over_a_line_and_half_the_next_goes_when_both_lines_are_read():
+    # handwritten will: the line (0.69) inside a box over it and the next line's top (0.42), the next
+    # line boxed on its own (0.33); each was read, the first twice
+    line, merged, below = [167, 592, 1161, 658], [215, 569, 1150, 712], [168, 682, 1213, 763]
+    b = np.array([line, merged, below], np.float32)
+    kept = B.suppress_contained(b, np.array([0.69, 0.42, 0.33], np.float32), 0.8)
+    assert sorted(kept.tolist()) == [0, 2]
+    assert B.nested_count(b[kept]) == 0
+
+
+def test_a_short_word_inside_its_loose_line_box_goes_at_the_pages_line_height():
+    # "de" (x-height letters, 65 px) inside its line's box (134 px, scored lower): 2.06 times the word's
+    # height, but 1.4 times the page's median box height, so the same line
+    word, line = [130, 1485, 340, 1550], [110, 1481, 1211, 1615]
+    page = [[150, y, 1200, y + 94] for y in (1200, 1300, 1700, 1800)]
+    b = np.array([word, line, *page], np.float32)
+    kept = B.suppress_contained(b, np.array([0.52, 0.38, 0.9, 0.9, 0.9, 0.9], np.float32), 0.8)
+    assert 0 not in kept and 1 in kept
+    # a page of words that short: the word is its own line, and stays
+    low = np.array([word, line, *[[150, y, 400, y + 60] for y in (1200, 1300, 1700, 1800)]], np.float32)
+    assert 0 in B.suppress_contained(low, np.array([0.52, 0.38, 0.9, 0.9, 0.9, 0.9], np.float32), 0.8)
+
+
+def test_the_onnx_graph_suppresses_as_numpy_does():
+    from ocrkit.export.detector import DetectorWithPostprocess
+
+    rng = np.random.default_rng(3)
+    for trial in range(300):
+        n = int(rng.integers(0, 14))
+        xy = rng.uniform(0, 300, (n, 2))
+        wh = rng.uniform(4, 200, (n, 2)) * rng.choice([[1, 0.2], [0.3, 1], [1, 1]], n)
+        b = np.concatenate([xy, xy + wh], axis=1).astype(np.float32)
+        if n > 2 and trial % 2:  # nest some boxes in others
+            b[1] = b[0] + np.array([2, 2, -2, -2], np.float32) * rng.uniform(0, 1)
+        s = rng.uniform(0, 1, n).astype(np.float32)
+        order = np.argsort(-s, kind="stable")
+        expected = order[B.suppress_contained(b[order], s[order], 0.8)]
+        ranked = torch.from_numpy(np.concatenate([b[order], np.zeros((1, 4), np.float32)]))
+        ranked_scores = torch.from_numpy(np.concatenate([s[order], [-1.0]]).astype(np.float32))
+        got = order[DetectorWithPostprocess.suppress_contained(ranked, ranked_scores, 0.8).numpy()]
+        assert sorted(got.tolist()) == sorted(expected.tolist()), trial
 
 
 def test_a_loose_box_of_the_same_line_drops_the_tight_one_inside_it():

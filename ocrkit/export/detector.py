@@ -1,7 +1,7 @@
 """Detector → ONNX with the whole post-processing inside the graph.
 
 Graph: pixel_values [1, 3, H, W] in [0, 1] → sigmoid → top-k → score threshold → NonMaxSuppression →
-drop boxes mostly inside a higher-scoring box → boxes [N, 4] xyxy in input pixels, scores [N]. H and W
+drop nested duplicates (`boxes.suppress_contained`) → boxes [N, 4] xyxy in input pixels, scores [N]. H and W
 are dynamic for page-shaped models (`square: false`), fixed for square ones. The runtime only letterboxes
 before and unmaps (shared `Geometry`) after.
 """
@@ -16,7 +16,7 @@ import torchvision
 
 from ocrkit.export.quiet import carry_card, quiet_export
 from ocrkit.hub.model_folder import read_spec, write_spec
-from ocrkit.images.boxes import SAME_LINE_HEIGHT
+from ocrkit.images.boxes import BAND_GROW, BAND_WIDTH, SAME_LINE_HEIGHT
 from ocrkit.images.postprocess import PostConfig
 
 OPSET = 17
@@ -51,16 +51,55 @@ class DetectorWithPostprocess(torch.nn.Module):
         xyxy = torch.cat([cxcywh[:, :2] - half, cxcywh[:, :2] + half], dim=1) * scale
         keep = torchvision.ops.nms(xyxy, scores, self.post.nms_iou)  # sorted by decreasing score
         xyxy, scores = xyxy.index_select(0, keep), scores.index_select(0, keep)
+        survivors = self.suppress_contained(xyxy, scores, self.post.contain_threshold)
+        return xyxy.index_select(0, survivors), scores.index_select(0, survivors)
+
+    @staticmethod
+    def suppress_contained(xyxy: torch.Tensor, scores: torch.Tensor, threshold: float) -> torch.Tensor:
+        """`boxes.suppress_contained` in graph operations, on boxes sorted by decreasing score (the
+        sentinel last): the indices kept, the sentinel left out."""
+        inside = DetectorWithPostprocess.inside(xyxy)
+        contained = inside >= threshold
+        ones = torch.ones_like(inside)
+        higher = ones.tril(diagonal=-1) > 0  # [i, j]: j ranks above i
+        itself = (ones.tril() * ones.triu()) > 0
+        heights = xyxy[:, 3] - xyxy[:, 1]
+        widths = (xyxy[:, 2] - xyxy[:, 0]).clamp(min=1e-12)
+        across = torch.minimum(xyxy[:, None, 2], xyxy[None, :, 2]) - torch.maximum(
+            xyxy[:, None, 0], xyxy[None, :, 0]
+        )
+        band = across / widths[None, :] >= BAND_WIDTH
+        page_line = torch.maximum(heights, DetectorWithPostprocess.median_height(heights, scores))
+        line_height = torch.where(band, heights[:, None], page_line[:, None])
+        taller = heights[None, :] > SAME_LINE_HEIGHT * line_height
+        own = (xyxy[:, 2:] - xyxy[:, :2]).clamp(min=0).prod(dim=-1)
+        same_line = ~taller & (own[None, :] > own[:, None])
+        duplicate = contained & (higher | same_line)
+        holds_better_line = (contained & higher.T & taller).any(dim=0)
+        grow = BAND_GROW * heights
+        down = torch.minimum(xyxy[:, None, 3] + grow[:, None], xyxy[None, :, 3])
+        up = torch.maximum(xyxy[:, None, 1] - grow[:, None], xyxy[None, :, 1])
+        reads = band & ~duplicate & ~itself
+        read_elsewhere = ((down - up).clamp(min=0) * reads).sum(dim=0) >= heights
+        dropped = duplicate.any(dim=1) | (holds_better_line & read_elsewhere)
+        return torch.nonzero(~dropped & (scores >= 0)).squeeze(1)
+
+    @staticmethod
+    def inside(xyxy: torch.Tensor) -> torch.Tensor:
+        """[i, j]: the share of box i's area inside box j."""
         lt = torch.maximum(xyxy[:, None, :2], xyxy[None, :, :2])
         rb = torch.minimum(xyxy[:, None, 2:], xyxy[None, :, 2:])
         inter = (rb - lt).clamp(min=0).prod(dim=-1)
         own = (xyxy[:, 2:] - xyxy[:, :2]).clamp(min=0).prod(dim=-1).clamp(min=1e-12)
-        higher = torch.ones_like(inter).tril(diagonal=-1) > 0
-        heights = xyxy[:, 3] - xyxy[:, 1]
-        same_line = (heights[None, :] <= SAME_LINE_HEIGHT * heights[:, None]) & (own[None, :] > own[:, None])
-        contained = ((inter / own[:, None] >= self.post.contain_threshold) & (higher | same_line)).any(dim=1)
-        survivors = torch.nonzero(~contained & (scores >= 0)).squeeze(1)
-        return xyxy.index_select(0, survivors), scores.index_select(0, survivors)
+        return inter / own[:, None]
+
+    @staticmethod
+    def median_height(heights: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
+        """`boxes.median_height` of the real boxes (score ≥ 0, not the sentinel); 0 when there are none."""
+        real = heights.index_select(0, torch.nonzero(scores >= 0).squeeze(1)).sort().values
+        padded = torch.cat([real, real.new_zeros((1,))])
+        middle = ((torch._shape_as_tensor(real)[0] - 1).clamp(min=0) // 2).reshape(1)
+        return padded.index_select(0, middle)
 
 
 def export_detector(model_dir: str | Path, out_dir: str | Path) -> Path:

@@ -185,9 +185,9 @@ def weights_digest(model_dir: Path) -> str:
 
 
 # The export layout per kind, part of the cache key: a runtime that needs a newer layout (the recognizer
-# decoders' cross-attention mask, layout 2; the detector graph's same-line rule, layout 2) gets a fresh
-# export instead of an older cached one.
-EXPORT_LAYOUTS: dict[str, int] = {"detector": 2, "recognizer": 2, "orientation": 1}
+# decoders' cross-attention mask, layout 2; the detector graph's same-line rule, layout 2, and its
+# containers read by the lines around them, layout 3) gets a fresh export instead of an older cached one.
+EXPORT_LAYOUTS: dict[str, int] = {"detector": 3, "recognizer": 2, "orientation": 1}
 
 
 def require_exporter(kind: Kind) -> None:

@@ -89,32 +89,62 @@ def nms(boxes: np.ndarray, scores: np.ndarray, iou_threshold: float) -> np.ndarr
     return np.asarray(keep, dtype=np.int64)
 
 
-# A container at most this many times as tall as the box inside it holds the same line (suppress_contained):
+# A container at most this many times as tall as the line inside it holds the same line (suppress_contained):
 # two stacked lines make a box at least about twice as tall as one of them, while a loose box around one
-# line reaches 1.6 times a tight one (a development receipt's "2" read twice at 1.5).
+# line reaches 1.6 times a tight one (a development receipt's "2" read twice at 1.5). A word narrower than
+# BAND_WIDTH of its container stands for a line at least as tall as the page's median box: a word of
+# x-height letters ("ma", "en") is shorter than its line.
 SAME_LINE_HEIGHT = 1.75
+# A box at least this share of a container's width reads a band of it (suppress_contained)...
+BAND_WIDTH = 0.5
+# ...from this share of its own height above it to as far below: the gap between two lines is read too.
+BAND_GROW = 0.25
+
+
+def median_height(heights: np.ndarray) -> float:
+    """The lower median of box heights (0 for none): the page's line height, as the ONNX graph takes it."""
+    return float(np.sort(heights)[(len(heights) - 1) // 2]) if len(heights) else 0.0
 
 
 def suppress_contained(boxes: np.ndarray, scores: np.ndarray, threshold: float = 0.8) -> np.ndarray:
-    """Drop boxes whose area lies mostly (≥ threshold) inside a higher-scoring box, or inside a larger box
-    of the same line (at most SAME_LINE_HEIGHT times as tall), whatever their scores.
+    """Drop a box that lies mostly (≥ threshold of its area) inside a higher-scoring box or inside a larger
+    box of the same line; and drop a taller box holding a higher-scoring line when other boxes read every
+    band of it. Returns kept indices by decreasing score.
 
-    DETR-style detectors emit a word-box inside its line-box; IoU-NMS misses these because the IoU of a
+    DETR-style detectors emit a word box inside its line box; IoU-NMS misses these because the IoU of a
     small box inside a large one is low. When the word scores higher than its line ("Slip N" inside
-    "Slip No.: 8020178502" on a receipt), the line would otherwise be read twice. A taller container
-    (a paragraph box) drops only lower-scoring boxes, so real lines inside a false block survive.
-    Applied after NMS, and written without a sequential loop so the ONNX graph computes exactly the same
-    thing. Returns kept indices by decreasing score.
+    "Slip No.: 8020178502" on a receipt), the line would otherwise be read twice. A taller container (two
+    lines merged, a paragraph) drops only lower-scoring boxes, so real lines inside a false block survive;
+    the block itself goes when the lines around and inside it read all of it (on handwritten wills, a box
+    over one line and half the next, scored 0.42, held that line at 0.69: both were read), and stays when
+    part of it is read by nothing else. Applied after NMS, and written without a sequential loop so the
+    ONNX graph computes exactly the same thing.
     """
     boxes = np.asarray(boxes, dtype=np.float32).reshape(-1, 4)
     order = np.argsort(-np.asarray(scores, dtype=np.float32), kind="stable")
     ranked = boxes[order]
     areas = area(ranked)
-    inside = intersection(ranked, ranked) / np.maximum(areas, 1e-12)[:, None]
+    contained = intersection(ranked, ranked) / np.maximum(areas, 1e-12)[:, None] >= threshold
     higher = np.tril(np.ones((len(ranked), len(ranked)), dtype=bool), k=-1)  # column j ranks above row i
     heights = ranked[:, 3] - ranked[:, 1]
-    same_line = (heights[None, :] <= SAME_LINE_HEIGHT * heights[:, None]) & (areas[None, :] > areas[:, None])
-    return order[~((inside >= threshold) & (higher | same_line)).any(axis=1)].astype(np.int64)
+    widths = np.maximum(ranked[:, 2] - ranked[:, 0], 1e-12)
+    across = np.minimum(ranked[:, None, 2], ranked[None, :, 2]) - np.maximum(
+        ranked[:, None, 0], ranked[None, :, 0]
+    )
+    band = across / widths[None, :] >= BAND_WIDTH  # [i, j]: i spans a band of j
+    line_height = np.where(band, heights[:, None], np.maximum(heights, median_height(heights))[:, None])
+    taller = heights[None, :] > SAME_LINE_HEIGHT * line_height  # [i, j]: j is taller than i's line
+    same_line = ~taller & (areas[None, :] > areas[:, None])
+    duplicate = contained & (higher | same_line)  # [i, j]: i is a duplicate of j
+    holds_better_line = (contained & higher.T & taller).any(axis=0)
+    # [k, j]: how much of j's height k reads, when k spans a band of j and survives beside it
+    grow = BAND_GROW * heights
+    down = np.minimum(ranked[:, None, 3] + grow[:, None], ranked[None, :, 3])
+    up = np.maximum(ranked[:, None, 1] - grow[:, None], ranked[None, :, 1])
+    reads = band & ~duplicate & ~np.eye(len(ranked), dtype=bool)
+    read_elsewhere = (np.clip(down - up, 0, None) * reads).sum(axis=0) >= heights
+    dropped = duplicate.any(axis=1) | (holds_better_line & read_elsewhere)
+    return order[~dropped].astype(np.int64)
 
 
 def nested_count(boxes: np.ndarray, threshold: float = 0.8) -> int:

@@ -1,9 +1,10 @@
 """DETR outputs of one image → line boxes in original-image pixels (numpy only).
 
 Torch-free so the ONNX runtime reuses it. Order: sigmoid → top-k → score threshold → NMS →
-drop boxes mostly inside a higher-scoring one (DETR emits nested word/line duplicates that IoU-NMS
-misses) → letterboxed pixels → `Geometry.unmap` → original pixels. Reading order is decided later
-(ocrkit.pages.reading_order, applied by pipeline.detect_page); boxes come back sorted by decreasing score.
+drop nested duplicates (`boxes.suppress_contained`: DETR emits word boxes inside line boxes and boxes
+over two lines that IoU-NMS misses) → letterboxed pixels → `Geometry.unmap` → original pixels. Reading
+order is decided later (ocrkit.pages.reading_order, applied by pipeline.detect_page); boxes come back
+sorted by decreasing score.
 """
 
 from __future__ import annotations
