@@ -1,4 +1,4 @@
-"""Torch-free line detector: letterbox → ONNX graph (model + NMS) → unmap to page pixels."""
+"""Torch-free line detector: letterbox → ONNX graph (model + NMS) → page pixels (`postprocess.to_page`)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from ocrkit.hub.model_folder import check_folder
-from ocrkit.images import boxes as B
+from ocrkit.images.postprocess import to_page
 from ocrkit.images.preprocess import detector_input
 from ocrkit.runtime.session import create_session
 from ocrkit.util.errors import ModelError
@@ -30,7 +30,5 @@ class OnnxDetector:
             pixels, geometry = self.spec.sizing.letterbox(image)
             inputs = {"pixel_values": detector_input(pixels)[None]}
             boxes, scores = self.session.run(["boxes", "scores"], inputs)
-            xyxy = geometry.unmap(boxes)
-            real = B.area(xyxy) > 0
-            results.append((xyxy[real].astype(np.float32), scores[real].astype(np.float32)))
+            results.append(to_page(boxes, scores, geometry, self.spec.post))
         return results
