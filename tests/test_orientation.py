@@ -85,6 +85,54 @@ def test_lines_that_read_better_turned_round_turn_the_page():
     assert turned_reads_better([], sure_when_dark_below) is False
 
 
+def test_only_a_page_whose_widest_lines_read_sure_skips_the_check_both_ways():
+    from ocrkit.orientation.lines import MIN_SURE_LINES, SURE_READING, reads_upright, widest
+
+    assert reads_upright(np.full(8, SURE_READING))
+    assert not reads_upright(np.full(8, SURE_READING - 0.01))
+    assert not reads_upright(np.full(MIN_SURE_LINES - 1, 0.99))  # too few lines say nothing
+    # the median decides: one wide rule read as nothing does not send a sure page to the check
+    assert reads_upright(np.array([0.1, 0.95, 0.97, 0.99, 0.9]))
+    boxes = np.array([[0, 0, 50, 10], [0, 20, 300, 30], [0, 40, 120, 50]], np.float64)
+    assert widest(boxes).tolist() == [1, 2, 0]
+
+
+class _OnAxis:
+    """An orientation classifier sure of the lines' axis and not of their direction."""
+
+    def classify(self, image):
+        return Orientation(0, 0.6, 0, method="lines")
+
+
+@pytest.mark.parametrize("sure", [True, False])
+def test_a_page_read_sure_is_not_read_again_and_one_reading_better_turned_is_turned_round(
+    tiny_detector_dir, tiny_recognizer_dir, monkeypatch, sure
+):
+    import ocrkit.pipeline as pipeline
+
+    image = page_image(seed=4)
+    ocr = pipeline.OCR(tiny_detector_dir, tiny_recognizer_dir, orientation=0)
+    ocr.orienter = _OnAxis()
+    monkeypatch.setattr(pipeline, "page_skew", lambda page: 0.0)
+    monkeypatch.setattr(pipeline, "reads_upright", lambda scores: sure)
+    checked = []
+
+    def turned_surer(crops):  # the crops as they are, then turned: the turned ones read surer
+        checked.append(len(crops))
+        return [0.2] * (len(crops) // 2) + [0.9] * (len(crops) // 2)
+
+    monkeypatch.setattr(ocr.recognizer, "line_confidences", turned_surer)
+    page = ocr.read(image)
+    if sure:
+        assert checked == [] and page.orientation.applied == 0
+        expected = pipeline.OCR(tiny_detector_dir, tiny_recognizer_dir, orientation=0).read(image)
+    else:
+        assert checked and page.orientation.applied == 180
+        expected = pipeline.OCR(tiny_detector_dir, tiny_recognizer_dir, orientation=180).read(image)
+    assert page.lines and [x.text for x in page.lines] == [x.text for x in expected.lines]
+    np.testing.assert_allclose(page.boxes(), expected.boxes(), atol=1e-3)
+
+
 @pytest.fixture(scope="module")
 def tiny_orientation_dir(tmp_path_factory):
     torch.manual_seed(0)
