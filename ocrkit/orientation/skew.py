@@ -23,7 +23,7 @@ MIN_PRINT_MARGIN = 16  # pixels
 
 def page_skew(image: np.ndarray) -> float:
     """Degrees the print is turned counter-clockwise (negative: clockwise), within ±MAX_SKEW."""
-    mask = ink(gray_page(image, SKEW_SIDE)).astype(np.uint8)
+    mask = ink(_small_gray(image)).astype(np.uint8)
     h, w = mask.shape
     centre = (w / 2, h / 2)
 
@@ -31,12 +31,22 @@ def page_skew(image: np.ndarray) -> float:
         turned = cv2.warpAffine(
             mask, cv2.getRotationMatrix2D(centre, angle, 1.0), (w, h), flags=cv2.INTER_NEAREST
         )
-        return float(np.square(np.diff(turned.sum(1).astype(np.float64))).sum())
+        rows = cv2.reduce(turned, 1, cv2.REDUCE_SUM, dtype=cv2.CV_32S).ravel().astype(np.float64)
+        return float(np.square(np.diff(rows)).sum())
 
     coarse = np.arange(-MAX_SKEW, MAX_SKEW + 0.01, 1.0)
     best = float(coarse[np.argmax([sharpness(a) for a in coarse])])
     fine = np.arange(best - 1.0, best + 1.01, 0.1)
     return -float(fine[np.argmax([sharpness(a) for a in fine])])
+
+
+def _small_gray(image: np.ndarray) -> np.ndarray:
+    """The page in gray at SKEW_SIDE, every step-th pixel taken first: shrinking a whole receipt photo
+    by area was a fifth of the estimate's time, and rows of ink need no antialiasing to be measured: on
+    88 development, validation and unseen-source pages, each skewed by ±5 and ±10 degrees, no estimate
+    was off by more than a degree (3 of 352 were with the whole page shrunk by area)."""
+    step = max(1, max(image.shape[:2]) // SKEW_SIDE)
+    return gray_page(image[::step, ::step], SKEW_SIDE)
 
 
 def straighten(image: np.ndarray, skew: float) -> tuple[np.ndarray, np.ndarray]:
@@ -52,7 +62,7 @@ def straighten_to_print(image: np.ndarray, skew: float) -> tuple[np.ndarray, np.
     whole canvas at its input size: a receipt on an A4 scan skewed 10 degrees read at CER 0.311 against
     its upright reading when straightened on the grown canvas and 0.045 when cut to its print."""
     forward, out_w, out_h = _turned_back(image, skew)
-    gray = gray_page(image, SKEW_SIDE)
+    gray = _small_gray(image)
     ys, xs = np.nonzero(ink(gray))
     if not len(xs):
         return _warp(image, forward, out_w, out_h)
