@@ -48,9 +48,10 @@ def child_ocrkit(args: argparse.Namespace) -> int:
     clock = {"orient": 0.0, "detect": 0.0, "recognize": 0.0}
     ocr.detector.predict = _timed(ocr.detector.predict, clock, "detect")
     ocr.recognizer.read_placed = _timed(ocr.recognizer.read_placed, clock, "recognize")
-    # finding which way up a page is: its classifier, and its lines read both ways up where needed
+    # setting a page upright and level (its classifier, turn and skew estimate), and its lines read both
+    # ways up where its first reading is unsure
     ocr.recognizer.line_confidences = _timed(ocr.recognizer.line_confidences, clock, "orient")
-    ocr.orient = _timed(ocr.orient, clock, "orient")
+    ocr._upright = _timed(ocr._upright, clock, "orient")
     stages = {}
     for path in images:
         image = load_image(path)  # decode is not timed, as in the peers' harness
