@@ -21,7 +21,7 @@ from ocrkit.images.inputs import collect_inputs
 from ocrkit.images.io import PageSource, load_page
 from ocrkit.images.line_crops import crop_lines, crop_windows
 from ocrkit.orientation.decide import told
-from ocrkit.orientation.lines import reads_upright, turned_reads_better, widest
+from ocrkit.orientation.lines import reads_upright, turned_reads_better, vote_to_turn, widest
 from ocrkit.orientation.skew import MIN_SKEW, corners_back, page_skew, straighten_to_print
 from ocrkit.pages.document import Line, Orientation, Page
 from ocrkit.pages.not_text import is_text
@@ -278,7 +278,8 @@ class OCR:
     def _reads_better_turned(self, framing: Framing, page: Page) -> bool:
         """For a page whose lines' axis the classifier is sure of but not their direction, already read
         as it lies: its widest lines read sure settle it upright; else they are read again as they are
-        and turned half a turn (CTC confidence, ocrkit.orientation.lines) and the likelier way wins."""
+        and turned half a turn (CTC confidence, ocrkit.orientation.lines) and vote, a classifier sure of
+        the direction it chose being overruled only by a clear vote."""
         boxes = page.boxes()
         if not len(boxes):
             return False
@@ -286,7 +287,8 @@ class OCR:
         if reads_upright(np.array([page.lines[i].rec_score for i in checked])):
             return False
         crops = crop_lines(framing.image, boxes[checked])
-        return turned_reads_better(crops, self.recognizer.line_confidences)
+        vote = vote_to_turn(framing.orientation.confidence)
+        return turned_reads_better(crops, self.recognizer.line_confidences, vote)
 
     def _turn_round(self, framing: Framing, page: Page) -> Page:
         """The page turned half a turn and its lines found again (to be read again): lines found upside

@@ -85,6 +85,19 @@ def test_lines_that_read_better_turned_round_turn_the_page():
     assert turned_reads_better([], sure_when_dark_below) is False
 
 
+def test_a_classifier_sure_of_the_direction_is_overruled_only_by_a_clear_vote():
+    from ocrkit.orientation.lines import DIRECTION_SURE, SURE_VOTE, VOTE, turned_reads_better, vote_to_turn
+
+    crops = [np.full((10, 40), i, np.uint8) for i in range(8)]
+
+    def five_of_eight_surer_turned(batch):  # the crops as they are, then turned
+        return [0.5] * 8 + [0.9] * 5 + [0.1] * 3
+
+    assert vote_to_turn(DIRECTION_SURE) == SURE_VOTE and vote_to_turn(DIRECTION_SURE - 0.01) == VOTE
+    assert turned_reads_better(crops, five_of_eight_surer_turned, VOTE) is True
+    assert turned_reads_better(crops, five_of_eight_surer_turned, SURE_VOTE) is False
+
+
 def test_only_a_page_whose_widest_lines_read_sure_skips_the_check_both_ways():
     from ocrkit.orientation.lines import MIN_SURE_LINES, SURE_READING, reads_upright, widest
 
