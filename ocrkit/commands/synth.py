@@ -1,5 +1,5 @@
 """`ocrkit synth pages|lines|fonts`: render synthetic training data (COCO pages or a line-crop manifest),
-or install more training faces from Debian font packages."""
+or install more training faces from Debian and npm font packages."""
 
 from __future__ import annotations
 
@@ -52,10 +52,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         q.set_defaults(func=run)
     q = kinds.add_parser(
         "fonts",
-        help="install more training faces from Debian font packages (apt-get download; not committed)",
-        description="Download the Debian font packages that ocrkit/data/synth/font_packages.yaml lists, "
-        "copy each listed face that draws basic Latin into OUT/<package>/ with its copyright file, and "
-        "write OUT/fonts.json for `ocrkit synth lines --fonts`.",
+        help="install more training faces from Debian and npm font packages (not committed)",
+        description="Download the Debian (apt-get download) and npm @fontsource (registry tarballs, "
+        "pinned) font packages that ocrkit/data/synth/font_packages.yaml lists, copy each listed face "
+        "that draws basic Latin into OUT/<package>/ with its licence text, and write OUT/fonts.json for "
+        "`ocrkit synth lines --fonts`.",
     )
     q.add_argument("--out", type=folder, required=True, help="folder for the faces and fonts.json")
     q.set_defaults(func=run_fonts)

@@ -3,6 +3,7 @@
 import json
 import shutil
 import subprocess
+import tarfile
 from pathlib import Path
 
 import numpy as np
@@ -98,3 +99,68 @@ def test_a_manifest_adds_its_faces_to_their_classes_and_synth_lines_renders_them
         assert stats["lines"] == 6 and len((tmp_path / "lines" / "lines.jsonl").read_text().splitlines()) == 6
     finally:
         fonts.use_extra_fonts(None)
+
+
+def _npm_tarball(tmp_path: Path, name: str, version: str) -> Path:
+    """A real npm tarball (package/ prefix) holding one WOFF face, its LICENSE and package.json."""
+    from fontTools.ttLib import TTFont
+
+    root = tmp_path / "npm" / "package"
+    (root / "files").mkdir(parents=True)
+    face = TTFont(str(SERIF))
+    face.flavor = "woff"
+    face.save(str(root / "files" / f"{name}-latin-400-normal.woff"))
+    (root / "LICENSE").write_text("SIL Open Font License 1.1\n")
+    (root / "package.json").write_text(
+        json.dumps({"name": f"@fontsource/{name}", "version": version, "license": "OFL-1.1"})
+    )
+    tarball = tmp_path / f"{name}-{version}.tgz"
+    with tarfile.open(tarball, "w:gz") as archive:
+        archive.add(root, arcname="package")
+    return tarball
+
+
+def test_npm_packages_are_unpacked_beside_debian_ones_and_their_woff_faces_render(tmp_path, capsys):
+    tarball = _npm_tarball(tmp_path, "test-script", "5.3.0")
+    listing = tmp_path / "packages.yaml"
+    listing.write_text(
+        '"@fontsource/test-script@5.3.0":\n  handwriting: [test-script-latin-400-normal.woff]\n'
+        '"@fontsource/gone@1.0.0":\n  serif: [gone-latin-400-normal.woff]\n'
+        '"@fontsource/unpinned":\n  serif: [x.woff]\n'
+    )
+    asked = []
+
+    def download_npm(spec, folder):
+        asked.append(spec)
+        if spec != "@fontsource/test-script@5.3.0":
+            raise OcrkitError(f"{spec}: download failed (HTTP Error 404: Not Found)")
+        return tarball
+
+    out = tmp_path / "faces"
+    manifest = install_fonts(out, listing, download_npm=download_npm)
+    assert asked == ["@fontsource/test-script@5.3.0", "@fontsource/gone@1.0.0"]
+    assert manifest == {
+        "styles": {"handwriting": ["fontsource-test-script/test-script-latin-400-normal.woff"]},
+        "packages": [{"package": "@fontsource/test-script", "version": "5.3.0", "licences": ["OFL-1.1"]}],
+    }
+    assert (out / "fontsource-test-script" / "LICENSE").read_text().startswith("SIL Open Font")
+    err = capsys.readouterr().err.splitlines()
+    assert err == [
+        "ocrkit: error: @fontsource/gone@1.0.0: download failed (HTTP Error 404: Not Found)",
+        "ocrkit: error: @fontsource/unpinned: an npm package is named @scope/name@version",
+    ]
+    face = str((out / "fontsource-test-script" / "test-script-latin-400-normal.woff").resolve())
+    assert fonts.load(face, 24).getlength("Ecrit") > 0 and "é" in fonts.coverage(face)
+
+
+def test_an_npm_tarball_cannot_write_outside_its_folder(tmp_path, capsys):
+    tarball = tmp_path / "evil-1.0.0.tgz"
+    payload = tmp_path / "payload"
+    payload.write_text("x")
+    with tarfile.open(tarball, "w:gz") as archive:
+        archive.add(payload, arcname="../../escaped.txt")
+    listing = tmp_path / "packages.yaml"
+    listing.write_text('"@fontsource/evil@1.0.0":\n  serif: [x.woff]\n')
+    manifest = install_fonts(tmp_path / "faces", listing, download_npm=lambda spec, folder: tarball)
+    assert manifest["packages"] == [] and not (tmp_path.parent / "escaped.txt").exists()
+    assert "evil-1.0.0.tgz: cannot unpack" in capsys.readouterr().err

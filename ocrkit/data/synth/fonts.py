@@ -1,8 +1,8 @@
 """Registry of the fonts shipped in ocrkit/fonts, grouped by the style classes the layouts ask for.
 
 Fonts come only from the package folder (never the system), so generated data is the same on every machine.
-More faces join a run only when asked: a manifest written by `ocrkit synth fonts` (Debian font packages,
-ocrkit.data.synth.font_install) adds its files to their classes (`use_extra_fonts`).
+More faces join a run only when asked: a manifest written by `ocrkit synth fonts` (Debian and npm font
+packages, ocrkit.data.synth.font_install) adds its files to their classes (`use_extra_fonts`).
 """
 
 from __future__ import annotations
