@@ -222,6 +222,16 @@ def test_skew_is_measured_within_half_a_degree(degrees):
     assert page_skew(_skewed_text_page(degrees)) == pytest.approx(degrees, abs=0.5)
 
 
+def test_the_peak_between_quarter_degrees_is_placed_by_its_parabola():
+    from ocrkit.orientation.skew import _peak_offset
+
+    steps = np.arange(-4, 5, dtype=np.float64)
+    assert _peak_offset(-np.square(steps - 0.3)) == pytest.approx(0.3)
+    assert _peak_offset(-np.square(steps + 0.45)) == pytest.approx(-0.45)
+    assert _peak_offset(steps) == 0.0  # the best at an end: no vertex to trust
+    assert _peak_offset(np.zeros(9)) == 0.0
+
+
 def test_a_box_on_the_straightened_page_maps_back_onto_the_turned_print():
     import cv2
 

@@ -2,8 +2,11 @@
 
 The rows of a page's ink are sharpest (the row profile changes most from row to row: lines, then gaps)
 when its lines lie level, so the page is turned over a range of angles and the sharpest is kept, first in
-whole degrees, then in tenths around the best (on a copy of 512 px long side: about 15 ms a page). On
-the four samples turned by -8 to +12 degrees it finds every angle within 0.3 degrees.
+whole degrees, then in quarters around the best, the peak placed between them by the parabola through
+the best quarter and its neighbours (on a copy of 512 px long side). Quarters and a parabola take 40
+turns where tenths took 52, and put the estimates of 88 development, validation and unseen-source pages,
+each sent straight and skewed ±5 and ±10 degrees, within 0.2 degrees of the tenths' on 95 % of them and
+never further than one degree from the angle applied (docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ MAX_SKEW = 15.0  # degrees either way
 MIN_SKEW = 1.0  # a page skewed less is read as it is: resampling costs more than it gains
 PRINT_MARGIN = 0.02  # kept around the print when a straightened page is cut to it, of its long side
 MIN_PRINT_MARGIN = 16  # pixels
+FINE_STEP = 0.25  # degrees between the turns tried around the best whole degree
 
 
 def page_skew(image: np.ndarray) -> float:
@@ -36,8 +40,20 @@ def page_skew(image: np.ndarray) -> float:
 
     coarse = np.arange(-MAX_SKEW, MAX_SKEW + 0.01, 1.0)
     best = float(coarse[np.argmax([sharpness(a) for a in coarse])])
-    fine = np.arange(best - 1.0, best + 1.01, 0.1)
-    return -float(fine[np.argmax([sharpness(a) for a in fine])])
+    fine = best + FINE_STEP * np.arange(-4, 5)
+    scores = np.array([sharpness(a) for a in fine])
+    return -(float(fine[scores.argmax()]) + FINE_STEP * _peak_offset(scores))
+
+
+def _peak_offset(scores: np.ndarray) -> float:
+    """Where the peak of evenly spaced `scores` lies from their maximum, in steps (within ±0.5): the
+    vertex of the parabola through the maximum and its two neighbours; 0 at either end or on a flat top."""
+    i = int(scores.argmax())
+    if i in (0, len(scores) - 1):
+        return 0.0
+    left, top, right = scores[i - 1 : i + 2]
+    curve = left - 2 * top + right
+    return 0.0 if curve >= 0 else float(np.clip(0.5 * (left - right) / curve, -0.5, 0.5))
 
 
 def _small_gray(image: np.ndarray) -> np.ndarray:
