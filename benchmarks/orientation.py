@@ -79,6 +79,14 @@ def skewed(image: np.ndarray, degrees: float) -> np.ndarray:
     return straighten(image, -degrees)[0] if degrees else image
 
 
+def spread(files: list, limit: int) -> list:
+    """At most `limit` of `files` (0: all), evenly spaced: a COCO file lists its pages source by source,
+    so its first pages would all be of one source."""
+    if not limit or limit >= len(files):
+        return files
+    return [files[i] for i in np.linspace(0, len(files) - 1, limit).round().astype(int)]
+
+
 CUTS = (0.9, 0.97, 0.99, 0.995, 0.999, 0.9999)
 
 
@@ -100,7 +108,12 @@ def main() -> None:
     parser.add_argument("--model", default=None, help="orientation folder or shipped name")
     parser.add_argument("--backend", choices=("torch", "onnx"), default="onnx")
     parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--limit", type=int, default=0, help="at most this many pages (0: all)")
+    parser.add_argument(
+        "--limit",
+        type=int,
+        default=0,
+        help="at most this many pages, taken evenly over the sources' pages so every subset is read (0: all)",
+    )
     parser.add_argument(
         "--pipeline", action="store_true", help="read every page with OCR, not the classifier"
     )
@@ -128,7 +141,7 @@ def main() -> None:
 
     else:
         classify = load_orienter(zoo.resolve(args.model, "orientation"), args.backend, args.threads).classify
-    files = page_files(args.sources)[: args.limit or None]
+    files = spread(page_files(args.sources), args.limit)
     # per (turn, skew): found, turned right, read as sent, character edits, reference characters
     counts = {(a, s): np.zeros(5) for a in angles for s in skews}
     upright_errors = np.zeros(2)

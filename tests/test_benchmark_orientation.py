@@ -45,3 +45,11 @@ def test_a_page_read_sideways_scores_as_read_upright():
     assert benchmark.errors(page, truth) == (0, len(truth.text))
     page.lines[2].text = "9.99"
     assert benchmark.errors(page, truth) == (1, len(truth.text))
+
+
+def test_a_limited_run_takes_pages_from_every_source():
+    pages = [f"receipt_{i}" for i in range(50)] + [f"will_{i}" for i in range(10)]
+    picked = benchmark.spread(pages, 6)
+    assert len(picked) == 6 and picked[0] == "receipt_0" and picked[-1] == "will_9"
+    assert sum(p.startswith("will") for p in picked) == 1
+    assert benchmark.spread(pages, 0) == pages and benchmark.spread(pages[:3], 6) == pages[:3]
