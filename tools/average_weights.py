@@ -1,0 +1,95 @@
+"""Average the weights of model folders fine-tuned from one parent (a uniform "model soup").
+
+    python tools/average_weights.py runs/a/best runs/b/best runs/c/best --out runs/soup
+
+Fine-tunes of one parent stay in one basin of the loss, so their mean is a model of the same shape
+that often generalises better than any of them (Wortsman et al., 2022, "Model soups"). Every
+`*.safetensors` file of the first folder is averaged over all folders (floating-point tensors in
+float64, cast back; other tensors must be equal); the first folder's other files (config, tokenizer,
+ocrkit.json) are copied. The folders must hold the same tensors with the same shapes: anything else
+is an error naming the folder. The result is written to a temporary folder and renamed into place.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+import torch
+from safetensors.torch import load_file, save_file
+
+
+class MismatchError(ValueError):
+    """The folders do not hold the same tensors; the message names the folder and the tensor."""
+
+
+def average_file(paths: list[Path]) -> dict[str, torch.Tensor]:
+    """The mean of the tensors of one safetensors file over its copies in every folder."""
+    first = load_file(str(paths[0]))
+    sums = {k: v.double() if v.is_floating_point() else v for k, v in first.items()}
+    for path in paths[1:]:
+        other = load_file(str(path))
+        if other.keys() != first.keys():
+            missing = sorted(set(first) ^ set(other))[:3]
+            raise MismatchError(f"{path}: other tensors than {paths[0]} ({', '.join(missing)})")
+        for key, value in other.items():
+            if value.shape != first[key].shape:
+                raise MismatchError(
+                    f"{path}: {key} has shape {tuple(value.shape)}, not {tuple(first[key].shape)}"
+                )
+            if value.is_floating_point():
+                sums[key] += value.double()
+            elif not torch.equal(value, first[key]):
+                raise MismatchError(f"{path}: {key} (not floating point) differs from {paths[0]}")
+    return {
+        k: (v / len(paths)).to(first[k].dtype).contiguous() if first[k].is_floating_point() else v
+        for k, v in sums.items()
+    }
+
+
+def average_folders(folders: list[Path], out: Path) -> None:
+    """Write the average of `folders` to `out` (replaced atomically if it exists)."""
+    if len(folders) < 2:
+        raise ValueError("give at least two folders to average")
+    for folder in folders:
+        if not folder.is_dir():
+            raise MismatchError(f"{folder}: not a folder")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    try:
+        for item in sorted(folders[0].iterdir()):
+            if item.suffix == ".safetensors":
+                copies = [folder / item.name for folder in folders]
+                for copy in copies:
+                    if not copy.is_file():
+                        raise MismatchError(f"{copy.parent}: no {item.name}")
+                save_file(average_file(copies), str(staging / item.name), {"format": "pt"})
+            elif item.is_file():
+                shutil.copy2(item, staging / item.name)
+        if out.exists():
+            shutil.rmtree(out)
+        staging.rename(out)
+    finally:
+        if staging.exists():
+            shutil.rmtree(staging)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("folders", nargs="+", type=Path, help="model folders of one architecture")
+    parser.add_argument("--out", type=Path, required=True, help="folder to write the average to")
+    args = parser.parse_args()
+    try:
+        average_folders(args.folders, args.out)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(f"{args.out}: the average of {len(args.folders)} folders")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
