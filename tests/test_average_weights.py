@@ -21,6 +21,7 @@ def _folder(path: Path, scale: float, steps: int = 3, extra: dict | None = None)
         "layer.weight": torch.full((2, 3), scale, dtype=torch.float32),
         "layer.bias": torch.arange(3, dtype=torch.float16) * scale,
         "position_ids": torch.arange(4),
+        "norm.num_batches_tracked": torch.tensor(int(100 * scale)),
         **(extra or {}),
     }
     save_file(tensors, str(path / "model.safetensors"))
@@ -38,6 +39,7 @@ def test_the_average_is_the_mean_of_each_tensor_in_its_own_dtype(tmp_path):
     assert model["layer.bias"].dtype == torch.float16
     assert torch.allclose(model["layer.bias"].float(), torch.arange(3.0) * 3.0)
     assert torch.equal(model["position_ids"], torch.arange(4))
+    assert int(model["norm.num_batches_tracked"]) == 100  # a counter, kept from the first folder
     assert torch.equal(head["head"], torch.tensor([3.0, -3.0]))
     assert (out / "config.json").read_text() == '{"steps": 0}'  # the first folder's
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m0", "m1", "m2", "soup"]  # no staging left
@@ -71,3 +73,10 @@ def test_the_command_says_what_is_wrong_in_one_line(tmp_path):
         text=True,
     )
     assert run.returncode == 2 and run.stderr.strip() == f"error: {tmp_path / 'nope'}: not a folder"
+
+
+def test_integer_tensors_that_differ_are_refused(tmp_path):
+    first = _folder(tmp_path / "a", 1.0)
+    other = _folder(tmp_path / "b", 1.0, extra={"position_ids": torch.arange(1, 5)})
+    with pytest.raises(average.MismatchError, match="b/model.safetensors: position_ids .not floating point"):
+        average.average_folders([first, other], tmp_path / "out")

@@ -5,8 +5,9 @@
 Fine-tunes of one parent stay in one basin of the loss, so their mean is a model of the same shape
 that often generalises better than any of them (Wortsman et al., 2022, "Model soups"). Every
 `*.safetensors` file of the first folder is averaged over all folders (floating-point tensors in
-float64, cast back; other tensors must be equal); the first folder's other files (config, tokenizer,
-ocrkit.json) are copied. The folders must hold the same tensors with the same shapes: anything else
+float64, cast back; other tensors must be equal, except batch-norm counters of batches seen, which
+inference never reads: the first folder's are kept); the first folder's other files (config,
+tokenizer, ocrkit.json) are copied. The folders must hold the same tensors with the same shapes: anything else
 is an error naming the folder. The result is written to a temporary folder and renamed into place.
 """
 
@@ -20,6 +21,8 @@ from pathlib import Path
 
 import torch
 from safetensors.torch import load_file, save_file
+
+COUNTER = "num_batches_tracked"  # batch norm's count of training batches, kept from the first folder
 
 
 class MismatchError(ValueError):
@@ -42,7 +45,7 @@ def average_file(paths: list[Path]) -> dict[str, torch.Tensor]:
                 )
             if value.is_floating_point():
                 sums[key] += value.double()
-            elif not torch.equal(value, first[key]):
+            elif not torch.equal(value, first[key]) and not key.endswith(COUNTER):
                 raise MismatchError(f"{path}: {key} (not floating point) differs from {paths[0]}")
     return {
         k: (v / len(paths)).to(first[k].dtype).contiguous() if first[k].is_floating_point() else v
