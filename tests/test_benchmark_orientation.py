@@ -7,6 +7,7 @@ import json
 import sys
 
 import numpy as np
+import pytest
 
 from ocrkit.images.frame import turned
 from ocrkit.pages.document import Line, Orientation, Page
@@ -53,3 +54,17 @@ def test_a_limited_run_takes_pages_from_every_source():
     assert len(picked) == 6 and picked[0] == "receipt_0" and picked[-1] == "will_9"
     assert sum(p.startswith("will") for p in picked) == 1
     assert benchmark.spread(pages, 0) == pages and benchmark.spread(pages[:3], 6) == pages[:3]
+
+
+def test_a_skewed_page_keeps_all_its_print_on_a_paper_coloured_canvas():
+    page = np.full((200, 300, 3), 240, np.uint8)
+    page[:, 0] = 20  # a dark scan edge: replicated, it would streak the corners
+    page[90:110, 50:250] = 10  # one line of print
+    tilted = benchmark.skewed(page, 10.0)
+    assert tilted.shape[0] > 200 and tilted.shape[1] > 300  # grown, nothing cut off
+    assert (tilted < 128).all(axis=2).sum() == pytest.approx((page < 128).all(axis=2).sum(), rel=0.1)
+    assert tilted[0, 0].tolist() == [240, 240, 240] and tilted[-1, -1].tolist() == [240, 240, 240]
+    # turned counter-clockwise: the line's right end rises
+    ys, xs = np.nonzero((tilted < 128).all(axis=2) & (np.arange(tilted.shape[1]) > tilted.shape[1] // 2))
+    assert ys.mean() < tilted.shape[0] / 2
+    assert benchmark.skewed(page, 0.0) is page
