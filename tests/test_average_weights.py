@@ -72,7 +72,7 @@ def test_the_command_says_what_is_wrong_in_one_line(tmp_path):
         capture_output=True,
         text=True,
     )
-    assert run.returncode == 2 and run.stderr.strip() == f"error: {tmp_path / 'nope'}: not a folder"
+    assert run.returncode == 2 and run.stderr.strip() == f"ocrkit: error: {tmp_path / 'nope'}: not a folder"
 
 
 def test_integer_tensors_that_differ_are_refused(tmp_path):

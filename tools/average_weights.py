@@ -13,7 +13,6 @@ is an error naming the folder. The result is written to a temporary folder and r
 
 from __future__ import annotations
 
-import argparse
 import shutil
 import sys
 import tempfile
@@ -21,6 +20,9 @@ from pathlib import Path
 
 import torch
 from safetensors.torch import load_file, save_file
+
+from ocrkit.util.argparse_kit import Parser
+from ocrkit.util.errors import report_error
 
 COUNTER = "num_batches_tracked"  # batch norm's count of training batches, kept from the first folder
 
@@ -81,14 +83,14 @@ def average_folders(folders: list[Path], out: Path) -> None:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = Parser(description=__doc__.splitlines()[0])
     parser.add_argument("folders", nargs="+", type=Path, help="model folders of one architecture")
     parser.add_argument("--out", type=Path, required=True, help="folder to write the average to")
     args = parser.parse_args()
     try:
         average_folders(args.folders, args.out)
     except ValueError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        report_error(exc)
         return 2
     print(f"{args.out}: the average of {len(args.folders)} folders")
     return 0
