@@ -23,13 +23,13 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-import cv2
 import numpy as np
 
 from ocrkit.evaluation import is_case_sensitive, load_coco, row_order_text
 from ocrkit.images import boxes as B
 from ocrkit.images.frame import ANGLES, turned
 from ocrkit.images.io import load_image
+from ocrkit.orientation.skew import straighten
 from ocrkit.pages.document import Page
 from ocrkit.recognition.metrics import edit_distance
 
@@ -82,22 +82,9 @@ def skewed(image: np.ndarray, degrees: float) -> np.ndarray:
     straight)."""
     if not degrees:
         return image
-    h, w = image.shape[:2]
-    rad = np.deg2rad(abs(degrees))
-    out_w = int(np.ceil(w * np.cos(rad) + h * np.sin(rad)))
-    out_h = int(np.ceil(h * np.cos(rad) + w * np.sin(rad)))
-    forward = cv2.getRotationMatrix2D((w / 2, h / 2), degrees, 1.0)
-    forward[:, 2] += ((out_w - w) / 2, (out_h - h) / 2)
     edges = np.concatenate([image[0], image[-1], image[:, 0], image[:, -1]]).reshape(-1, *image.shape[2:])
     paper = tuple(float(v) for v in np.atleast_1d(np.median(edges, axis=0)))
-    return cv2.warpAffine(
-        image,
-        forward,
-        (out_w, out_h),
-        flags=cv2.INTER_LINEAR,
-        borderMode=cv2.BORDER_CONSTANT,
-        borderValue=paper,
-    )
+    return straighten(image, -degrees, fill=paper)[0]
 
 
 def spread(files: list, limit: int) -> list:

@@ -65,11 +65,14 @@ def _small_gray(image: np.ndarray) -> np.ndarray:
     return gray_page(image[::step, ::step], SKEW_SIDE)
 
 
-def straighten(image: np.ndarray, skew: float) -> tuple[np.ndarray, np.ndarray]:
+def straighten(
+    image: np.ndarray, skew: float, fill: tuple[float, ...] | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """The page turned back by `skew` degrees on a canvas large enough to lose nothing (new corners
-    filled with the page's edge), and the 2×3 affine map from its pixels back to the page's."""
+    filled with the page's edge, or with the colour `fill`), and the 2×3 affine map from its pixels back
+    to the page's."""
     forward, out_w, out_h = _turned_back(image, skew)
-    return _warp(image, forward, out_w, out_h)
+    return _warp(image, forward, out_w, out_h, fill)
 
 
 def straighten_to_print(image: np.ndarray, skew: float) -> tuple[np.ndarray, np.ndarray]:
@@ -104,10 +107,14 @@ def _turned_back(image: np.ndarray, skew: float) -> tuple[np.ndarray, int, int]:
     return forward, out_w, out_h
 
 
-def _warp(image: np.ndarray, forward: np.ndarray, out_w: int, out_h: int) -> tuple[np.ndarray, np.ndarray]:
-    straight = cv2.warpAffine(
-        image, forward, (out_w, out_h), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE
-    )
+def _warp(
+    image: np.ndarray, forward: np.ndarray, out_w: int, out_h: int, fill: tuple[float, ...] | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    if fill is None:
+        border = {"borderMode": cv2.BORDER_REPLICATE}
+    else:
+        border = {"borderMode": cv2.BORDER_CONSTANT, "borderValue": fill}
+    straight = cv2.warpAffine(image, forward, (out_w, out_h), flags=cv2.INTER_LINEAR, **border)
     return straight, cv2.invertAffineTransform(forward)
 
 
