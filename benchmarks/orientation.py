@@ -6,7 +6,8 @@
 Every page (image files in folders, or the pages of COCO files) is sent upright and turned 90/180/270
 degrees clockwise (or the --turns given), each also skewed by each of --skews degrees; the table gives
 per turn the share found (the likeliest turn is the right one), the share turned right (undone before
-reading) and the share read as sent; then, for the classifier alone, how many readings each
+reading), the share turned onto the right axis (upright or upside down: what the lines' check can still
+settle) and the share read as sent; then, for the classifier alone, how many readings each
 `min_confidence` would let it decide without the lines' check and how many of those it turns wrong;
 then the median milliseconds per page. `--pipeline` reads every page with `OCR` (the classifier, the
 lines' check where it knows only the axis, the skew), so "turned right" is what a user gets, and adds
@@ -150,8 +151,8 @@ def main() -> None:
     else:
         classify = load_orienter(zoo.resolve(args.model, "orientation"), args.backend, args.threads).classify
     files = spread(page_files(args.sources), args.limit)
-    # per (turn, skew): found, turned right, read as sent, character edits, reference characters
-    counts = {(a, s): np.zeros(5) for a in angles for s in skews}
+    # per (turn, skew): found, turned right, right axis, read as sent, character edits, reference characters
+    counts = {(a, s): np.zeros(6) for a in angles for s in skews}
     upright_errors = np.zeros(2)
     seconds = []
     sure: list[tuple[float, bool]] = []  # (likeliest turn's probability, whether it is the sent turn)
@@ -174,6 +175,7 @@ def main() -> None:
                 counts[angle, skew] += [
                     result.angle == angle,
                     result.applied == angle,
+                    (result.applied - angle) % 180 == 0,
                     result.applied == 0,
                     *edits,
                 ]
@@ -182,12 +184,13 @@ def main() -> None:
     if args.pipeline:
         cer = upright_errors[0] / max(upright_errors[1], 1)
         print(f"upright, read as sent (--orientation 0): CER {cer:.4f}")
-    print(f"{'sent':>6s} {'skew':>6s} {'found':>7s} {'turned right':>13s} {'unsure/as is':>13s} {'CER':>7s}")
-    for (angle, skew), (found, right, kept, edits, chars) in counts.items():
-        cer = edits / max(chars, 1)
-        print(f"{angle:6d} {skew:+6.0f} {found / n:7.3f} {right / n:13.3f} {kept / n:13.3f} {cer:7.4f}")
-    total = sum(counts.values())
-    print(f"{'all':>13s} {total[0] / (n * len(counts)):7.3f} {total[1] / (n * len(counts)):13.3f}")
+    head = f"{'sent':>6s} {'skew':>6s} {'found':>7s} {'turned right':>13s} {'right axis':>11s}"
+    print(f"{head} {'unsure/as is':>13s} {'CER':>7s}")
+    for (angle, skew), (found, right, axis, kept, edits, chars) in counts.items():
+        shares = f"{found / n:7.3f} {right / n:13.3f} {axis / n:11.3f} {kept / n:13.3f}"
+        print(f"{angle:6d} {skew:+6.0f} {shares} {edits / max(chars, 1):7.4f}")
+    total = sum(counts.values()) / (n * len(counts))
+    print(f"{'all':>13s} {total[0]:7.3f} {total[1]:13.3f} {total[2]:11.3f}")
     if not args.pipeline:
         print_cuts(sure)
     what = "read" if args.pipeline else "windows cut and classified"
