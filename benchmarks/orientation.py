@@ -31,7 +31,7 @@ from ocrkit.images import boxes as B
 from ocrkit.images.frame import ANGLES, turned
 from ocrkit.images.io import load_image
 from ocrkit.orientation.skew import straighten
-from ocrkit.pages.document import Page
+from ocrkit.pages.document import Orientation, Page
 from ocrkit.recognition.metrics import edit_distance
 
 SKEWS = (0.0, -10.0, -5.0, 5.0, 10.0)
@@ -94,6 +94,18 @@ def spread(files: list, limit: int) -> list:
     if not limit or limit >= len(files):
         return files
     return [files[i] for i in np.linspace(0, len(files) - 1, limit).round().astype(int)]
+
+
+def tally(result: Orientation, sent: int) -> list[bool]:
+    """For a page sent turned `sent` degrees: whether the likeliest turn is that one (found), whether the
+    turn undone is (turned right), whether the turn undone leaves its lines on the right axis, upright or
+    upside down (what the lines' check can still settle), and whether it was read as sent."""
+    return [
+        result.angle == sent,
+        result.applied == sent,
+        (result.applied - sent) % 180 == 0,
+        result.applied == 0,
+    ]
 
 
 CUTS = (0.9, 0.97, 0.99, 0.995, 0.999, 0.9999)
@@ -172,13 +184,7 @@ def main() -> None:
                 seconds.append(time.perf_counter() - started)
                 sure.append((result.confidence, result.angle == angle))
                 edits = errors(read["page"], truth) if args.pipeline else (0, 0)
-                counts[angle, skew] += [
-                    result.angle == angle,
-                    result.applied == angle,
-                    (result.applied - angle) % 180 == 0,
-                    result.applied == 0,
-                    *edits,
-                ]
+                counts[angle, skew] += [*tally(result, angle), *edits]
     n = len(files)
     print(f"{n} pages, {args.backend}, {args.threads} threads")
     if args.pipeline:

@@ -68,3 +68,13 @@ def test_a_skewed_page_keeps_all_its_print_on_a_paper_coloured_canvas():
     ys, xs = np.nonzero((tilted < 128).all(axis=2) & (np.arange(tilted.shape[1]) > tilted.shape[1] // 2))
     assert ys.mean() < tilted.shape[0] / 2
     assert benchmark.skewed(page, 0.0) is page
+
+
+def test_a_reading_upside_down_is_on_the_right_axis_and_one_read_as_sent_sideways_is_not():
+    # sent 90: the classifier found it and the lines turned it round (applied 270)
+    assert benchmark.tally(Orientation(90, 0.98, 270, method="lines"), 90) == [True, False, True, False]
+    # sent 90, unsure: read as sent, its lines run down the page
+    assert benchmark.tally(Orientation(90, 0.6, 0, method="unsure"), 90) == [True, False, False, True]
+    # sent upright, read as sent
+    assert benchmark.tally(Orientation(0, 0.9, 0, method="unsure"), 0) == [True, True, True, True]
+    assert benchmark.tally(Orientation(270, 0.99, 270, method="lines"), 0) == [False, False, False, False]
