@@ -146,6 +146,46 @@ def test_a_page_read_sure_is_not_read_again_and_one_reading_better_turned_is_tur
     np.testing.assert_allclose(page.boxes(), expected.boxes(), atol=1e-3)
 
 
+def test_sure_characters_per_line_weighs_each_character_by_its_reading_score():
+    from ocrkit.orientation.lines import sure_characters_per_line
+
+    assert sure_characters_per_line([], []) == 0.0
+    # a page read on its axis: two long lines; across it: the same print cut into letters
+    assert sure_characters_per_line(["abcdefghij", "abcd"], [0.9, 0.5]) == pytest.approx((9 + 2) / 2)
+    assert sure_characters_per_line(["a", "b", "cd", "e"], [0.9, 0.9, 0.5, 0.5]) == pytest.approx(3.3 / 4)
+
+
+class _Unsure:
+    """An orientation classifier sure of nothing."""
+
+    def classify(self, image):
+        return Orientation(0, 0.4, 0, method="unsure")
+
+
+@pytest.mark.parametrize(
+    ("as_sent", "across", "applied", "method"),
+    [(5.0, 1.0, 0, "reading"), (1.0, 5.0, 90, "reading"), (0.0, 0.0, 0, "unsure")],
+)
+def test_an_unsure_page_keeps_the_axis_whose_reading_says_more_per_line(
+    tiny_detector_dir, tiny_recognizer_dir, monkeypatch, as_sent, across, applied, method
+):
+    import ocrkit.pipeline as pipeline
+
+    image = page_image(h=200, w=260, seed=5)
+    ocr = pipeline.OCR(tiny_detector_dir, tiny_recognizer_dir, orientation=0)
+    ocr.orienter = _Unsure()
+    monkeypatch.setattr(pipeline, "page_skew", lambda page: 0.0)
+    monkeypatch.setattr(pipeline, "reads_upright", lambda scores: True)  # no direction check
+    said = iter([as_sent, across])  # the page as sent is read first, then turned
+    monkeypatch.setattr(pipeline, "text_per_line", lambda page: next(said))
+    page = ocr.read(image)
+    assert (page.orientation.applied, page.orientation.method) == (applied, method)
+    expected = pipeline.OCR(tiny_detector_dir, tiny_recognizer_dir, orientation=applied).read(image)
+    assert [x.text for x in page.lines] == [x.text for x in expected.lines]
+    np.testing.assert_allclose(page.boxes(), expected.boxes(), atol=1e-3)
+    assert (page.width, page.height) == (260, 200)
+
+
 @pytest.fixture(scope="module")
 def tiny_orientation_dir(tmp_path_factory):
     torch.manual_seed(0)
