@@ -4,8 +4,10 @@ OUT/detector/ holds detector.onnx (NMS inside the graph) and the model's setting
 Optimum encoder/decoder graphs, tokenizer and settings; OUT/orientation/ the page-orientation graph.
 Each is a model folder for `--backend onnx` (`ocrkit infer --det-model OUT/detector --rec-model
 OUT/recognizer --orientation-model OUT/orientation`) and for the torch-free onnxruntime path. With
---quantize int8 the detector and recognizer graphs are also dynamically quantized (weights int8) into
-OUT-int8/ beside OUT.
+--quantize int8 the detector and recognizer graphs are also quantized into OUT-int8/ beside OUT: weights
+of matrix products int8 (dynamic); with --calibration PAGES the detector's backbone and encoder are
+quantized statically, their activation ranges measured on those pages (up to 16 of them, taken evenly;
+pages like the ones to be read, never evaluation pages).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from pathlib import Path
 from ocrkit.util.argparse_kit import DocHelpFormatter
 from ocrkit.util.errors import OcrkitError
 
+CALIBRATION_PAGES = 16  # activation ranges settle within a few pages; each costs a detector run
 OPTIONS = {"detector": "--det", "recognizer": "--rec", "orientation": "--orientation"}  # part -> its option
 
 
@@ -30,7 +33,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--rec", type=Path, help="recognizer model folder")
     p.add_argument("--orientation", type=Path, help="page-orientation classifier folder")
     p.add_argument("--out", type=Path, required=True, help="folder for OUT/detector, OUT/recognizer, ...")
-    p.add_argument("--quantize", choices=("int8",), help="also write a dynamically quantized copy")
+    p.add_argument("--quantize", choices=("int8",), help="also write an int8 copy into OUT-int8/")
+    p.add_argument(
+        "--calibration",
+        nargs="+",
+        type=Path,
+        metavar="PAGES",
+        help="with --quantize: page images or folders to calibrate the detector's static int8 on",
+    )
     p.set_defaults(func=run)
 
 
@@ -43,6 +53,9 @@ def run(args: argparse.Namespace) -> int:
     folders = {part: getattr(args, option.lstrip("-")) for part, option in OPTIONS.items()}
     if not any(folders.values()):
         raise OcrkitError("give --det, --rec and/or --orientation: the model folders to export")
+    if args.calibration and not args.quantize:
+        raise OcrkitError("--calibration calibrates --quantize int8: give both")
+    calibration = calibration_pages(args.calibration) if args.calibration else []
     for part, folder in folders.items():
         if folder is not None and not folder.is_dir():
             raise OcrkitError(f"{folder}: not a model folder ({OPTIONS[part]})")
@@ -58,5 +71,34 @@ def run(args: argparse.Namespace) -> int:
         target = args.out.with_name(args.out.name + "-int8")
         for part in ("detector", "recognizer"):
             if (args.out / part).is_dir():
-                print(f"{part} int8 → {quantize_folder(args.out / part, target / part)}")
+                pages = calibration if part == "detector" else []
+                print(f"{part} int8 → {quantize_folder(args.out / part, target / part, pages)}")
     return 0
+
+
+def calibration_pages(paths: list[Path]) -> list:
+    """Up to CALIBRATION_PAGES pages of `paths`, evenly spaced; unreadable ones are named and skipped."""
+    import sys
+
+    import numpy as np
+
+    from ocrkit.images.inputs import collect_inputs
+    from ocrkit.images.io import load_page
+    from ocrkit.util.errors import InputError
+
+    items = collect_inputs(paths, unique_names=False).items
+    sources = [item for item in items if not isinstance(item, InputError)]
+    for error in (item for item in items if isinstance(item, InputError)):
+        print(f"skipped: {error}", file=sys.stderr)
+    if len(sources) > CALIBRATION_PAGES:
+        spaced = np.linspace(0, len(sources) - 1, CALIBRATION_PAGES).round().astype(int)
+        sources = [sources[i] for i in spaced]
+    pages = []
+    for source in sources:
+        try:
+            pages.append(load_page(source))
+        except InputError as error:
+            print(f"skipped: {error}", file=sys.stderr)
+    if not pages:
+        raise OcrkitError("--calibration: no readable page among " + ", ".join(map(str, paths)))
+    return pages

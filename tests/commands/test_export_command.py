@@ -28,3 +28,12 @@ def test_export_writes_a_detector_folder_the_onnx_backend_reads(tmp_path, capsys
     boxes, scores = OnnxDetector(folder, threads=1).predict([np.full((120, 200, 3), 255, np.uint8)])[0]
     assert boxes.shape == (len(scores), 4)  # the folder loads and reads a page
     assert json.loads((folder / "ocrkit.json").read_text())["score_threshold"] == spec.post.score_threshold
+
+
+def test_calibration_needs_quantize_and_a_readable_page(tmp_path, capsys, tiny_detector_dir):
+    base = ["export", "--det", tiny_detector_dir, "--out", tmp_path / "onnx"]
+    code, _, err = run_cli([*base, "--calibration", tmp_path], capsys)
+    assert code == 2 and "--calibration calibrates --quantize int8" in err
+    (tmp_path / "broken.png").write_bytes(b"not a png")
+    code, _, err = run_cli([*base, "--quantize", "int8", "--calibration", tmp_path / "broken.png"], capsys)
+    assert code == 2 and "broken.png" in err and "no readable page" in err and "Traceback" not in err

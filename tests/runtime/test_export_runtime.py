@@ -328,3 +328,34 @@ def test_decoder_steps_run_on_one_thread_and_the_encoder_on_the_users(recognizer
     assert rec.encoder.get_session_options().intra_op_num_threads == 3
     for session in (rec.decoder, rec.decoder_past):
         assert session.get_session_options().intra_op_num_threads == 1
+
+
+def test_a_calibrated_int8_detector_quantizes_only_its_image_stages_and_finds_the_same_lines(
+    detector_dirs, tmp_path
+):
+    import onnx
+
+    from ocrkit.export.quantize import STATIC_PARTS, quantize_folder
+
+    _, onnx_dir = detector_dirs
+    rng = np.random.default_rng(4)
+    pages = [(rng.random((h, w, 3)) * 255).astype(np.uint8) for h, w in [(300, 200), (128, 128), (90, 240)]]
+    quantize_folder(onnx_dir, tmp_path / "int8", calibration=pages)
+    graph = onnx.load(str(tmp_path / "int8" / "detector.onnx")).graph
+    fixed = {i.name for i in graph.initializer} | {
+        o for n in graph.node if n.op_type == "Constant" for o in n.output
+    }
+    # activations quantized (not weights or constants): the page and the image-sized stages only, so
+    # the decoder, box decoding and NMS read float
+    quantized = [n.input[0] for n in graph.node if n.op_type == "QuantizeLinear" and n.input[0] not in fixed]
+    assert len(quantized) > 20
+    assert all(name == "pixel_values" or name.startswith(STATIC_PARTS) for name in quantized)
+    assert {"NonMaxSuppression", "TopK"} <= {n.op_type for n in graph.node}
+    assert (tmp_path / "int8" / "ocrkit.json").is_file()
+    fp32 = OnnxDetector(onnx_dir, threads=1).predict(pages)
+    int8 = OnnxDetector(tmp_path / "int8", threads=1).predict(pages)
+    for (fb, fs), (ib, is_) in zip(fp32, int8, strict=True):
+        assert ib.shape[1] == 4 and len(ib) == len(is_)
+        # the best-scored lines survive int8: each of fp32's five best has a twin within 3 px
+        best = fb[np.argsort(-fs)[:5]]
+        assert (np.abs(best[:, None] - ib[None]).max(-1).min(1) < 3).all()
