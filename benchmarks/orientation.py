@@ -14,12 +14,15 @@ lines' check where it knows only the axis, the skew), so "turned right" is what 
 the page character error rate of each reading (as `ocrkit evaluate pages` scores it, its boxes taken on
 the page as read) against the page's annotated lines, or, for pages without annotations, against the
 same page read as it is; the upright page read with `--orientation 0` is the baseline printed first.
-Without `--pipeline` the classifier alone is measured.
+Without `--pipeline` the classifier alone is measured. `--readings FILE` also writes every reading as a
+JSON line (page, turn, skew, what was found and undone, and with `--pipeline` its character edits), so
+two runs can be compared page by page.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -108,6 +111,21 @@ def tally(result: Orientation, sent: int) -> list[bool]:
     ]
 
 
+def reading(path: Path, sent: int, skew: float, result: Orientation, edits: tuple[int, int]) -> dict:
+    """One reading as a JSON-able row: the page, how it was sent, what was found and undone, its edits."""
+    return {
+        "page": str(path),
+        "sent": sent,
+        "skew": skew,
+        "angle": result.angle,
+        "confidence": round(result.confidence, 6),
+        "applied": result.applied,
+        "method": result.method,
+        "edits": int(edits[0]),
+        "chars": int(edits[1]),
+    }
+
+
 CUTS = (0.9, 0.97, 0.99, 0.995, 0.999, 0.9999)
 
 
@@ -140,6 +158,7 @@ def main() -> None:
     )
     parser.add_argument("--skews", default=",".join(f"{s:g}" for s in SKEWS), help="degrees, comma-separated")
     parser.add_argument("--turns", default="0,90,180,270", help="degrees clockwise pages are sent turned")
+    parser.add_argument("--readings", type=Path, help="also write every reading to this JSON-lines file")
     args = parser.parse_args()
     try:
         skews = [float(v) for v in args.skews.split(",")]
@@ -168,6 +187,7 @@ def main() -> None:
     upright_errors = np.zeros(2)
     seconds = []
     sure: list[tuple[float, bool]] = []  # (likeliest turn's probability, whether it is the sent turn)
+    readings: list[dict] = []
     for path, truth in files:
         page = load_image(path)
         if args.pipeline:
@@ -185,6 +205,9 @@ def main() -> None:
                 sure.append((result.confidence, result.angle == angle))
                 edits = errors(read["page"], truth) if args.pipeline else (0, 0)
                 counts[angle, skew] += [*tally(result, angle), *edits]
+                readings.append(reading(path, angle, skew, result, edits))
+    if args.readings:
+        args.readings.write_text("".join(json.dumps(r) + "\n" for r in readings), encoding="utf-8")
     n = len(files)
     print(f"{n} pages, {args.backend}, {args.threads} threads")
     if args.pipeline:

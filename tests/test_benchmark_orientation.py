@@ -78,3 +78,19 @@ def test_a_reading_upside_down_is_on_the_right_axis_and_one_read_as_sent_sideway
     # sent upright, read as sent
     assert benchmark.tally(Orientation(0, 0.9, 0, method="unsure"), 0) == [True, True, True, True]
     assert benchmark.tally(Orientation(270, 0.99, 270, method="lines"), 0) == [False, False, False, False]
+
+
+def test_a_reading_row_says_how_the_page_was_sent_and_what_was_undone(tmp_path):
+    result = Orientation(90, 0.61234567, 270, method="reading")
+    row = benchmark.reading(tmp_path / "p.png", 270, -10.0, result, (np.int64(12), np.int64(40)))
+    assert json.loads(json.dumps(row)) == {
+        "page": str(tmp_path / "p.png"),
+        "sent": 270,
+        "skew": -10.0,
+        "angle": 90,
+        "confidence": 0.612346,
+        "applied": 270,
+        "method": "reading",
+        "edits": 12,
+        "chars": 40,
+    }
