@@ -10,9 +10,11 @@ coordinates and scores need the precision. Dynamic quantization of the convoluti
 
 from __future__ import annotations
 
+import logging
 import shutil
 import tempfile
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -46,9 +48,10 @@ def quantize_folder(src: Path, dst: Path, calibration: Sequence[np.ndarray] = ()
         if f.suffix == ".onnx" and spec is not None and f.name == spec.onnx:
             quantize_detector(f, dst / f.name, spec, calibration)
         elif f.suffix == ".onnx":
-            quantize_dynamic(
-                str(f), str(dst / f.name), weight_type=QuantType.QInt8, op_types_to_quantize=MATMULS
-            )
+            with _quiet_root_logger():  # onnxruntime advises its pre-processing on every graph, via root
+                quantize_dynamic(
+                    str(f), str(dst / f.name), weight_type=QuantType.QInt8, op_types_to_quantize=MATMULS
+                )
         elif f.is_file():
             shutil.copy2(f, dst / f.name)
     return dst
@@ -73,6 +76,17 @@ def quantize_detector(src: Path, dst: Path, spec: DetectorSpec, pages: Sequence[
             weight_type=QuantType.QInt8,
             calibrate_method=CalibrationMethod.MinMax,
         )
+
+
+@contextmanager
+def _quiet_root_logger() -> Iterator[None]:
+    root = logging.getLogger()
+    level = root.level
+    root.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        root.setLevel(level)
 
 
 class _Pages(CalibrationDataReader):
