@@ -156,24 +156,33 @@ def test_sure_characters_per_line_weighs_each_character_by_its_reading_score():
 
 
 class _Unsure:
-    """An orientation classifier sure of nothing."""
+    """An orientation classifier sure of nothing, its likeliest turn `angle`."""
+
+    def __init__(self, angle: int) -> None:
+        self.angle = angle
 
     def classify(self, image):
-        return Orientation(0, 0.4, 0, method="unsure")
+        return Orientation(self.angle, 0.4, 0, method="unsure")
 
 
 @pytest.mark.parametrize(
-    ("as_sent", "across", "applied", "method"),
-    [(5.0, 1.0, 0, "reading"), (1.0, 5.0, 90, "reading"), (0.0, 0.0, 0, "unsure")],
+    ("likeliest", "as_sent", "across", "applied", "method"),
+    [
+        (0, 5.0, 1.0, 0, "reading"),
+        (0, 1.0, 5.0, 90, "reading"),
+        (180, 1.0, 5.0, 90, "reading"),
+        (270, 1.0, 5.0, 270, "reading"),  # read across the classifier's way
+        (0, 0.0, 0.0, 0, "unsure"),
+    ],
 )
 def test_an_unsure_page_keeps_the_axis_whose_reading_says_more_per_line(
-    tiny_detector_dir, tiny_recognizer_dir, monkeypatch, as_sent, across, applied, method
+    tiny_detector_dir, tiny_recognizer_dir, monkeypatch, likeliest, as_sent, across, applied, method
 ):
     import ocrkit.pipeline as pipeline
 
     image = page_image(h=200, w=260, seed=5)
     ocr = pipeline.OCR(tiny_detector_dir, tiny_recognizer_dir, orientation=0)
-    ocr.orienter = _Unsure()
+    ocr.orienter = _Unsure(likeliest)
     monkeypatch.setattr(pipeline, "page_skew", lambda page: 0.0)
     monkeypatch.setattr(pipeline, "reads_upright", lambda scores: True)  # no direction check
     said = iter([as_sent, across])  # the page as sent is read first, then turned
@@ -361,3 +370,21 @@ def test_rows_are_told_apart_on_the_page_as_read(turns, skew):
     orientation = Orientation(angle=90 * turns, confidence=1.0, applied=90 * turns, skew=skew)
     to_sent_frame(page, Framing(read, orientation, turns, back), sent_w, sent_h)
     assert page.text == "SHOP\nItem 9.90\nTOTAL"
+
+
+@pytest.mark.parametrize(("applied", "vote"), [(180, "sure"), (0, "plain")])
+def test_the_lines_need_a_clear_vote_only_against_a_turn_the_classifier_was_sure_of_and_undid(
+    tiny_detector_dir, tiny_recognizer_dir, monkeypatch, applied, vote
+):
+    import ocrkit.pipeline as pipeline
+    from ocrkit.orientation.lines import SURE_VOTE, VOTE
+
+    ocr = pipeline.OCR(tiny_detector_dir, tiny_recognizer_dir, orientation=0)
+    monkeypatch.setattr(pipeline, "reads_upright", lambda scores: False)
+    votes = []
+    monkeypatch.setattr(pipeline, "turned_reads_better", lambda crops, read, v: votes.append(v) or False)
+    image = page_image(seed=4)
+    page = ocr.detect(image)
+    framing = pipeline.Framing(image, Orientation(180, 0.995, applied, method="reading"))
+    assert not ocr._reads_better_turned(framing, page)
+    assert votes == [SURE_VOTE if vote == "sure" else VOTE]
