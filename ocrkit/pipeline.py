@@ -311,10 +311,10 @@ class OCR:
         self._read_lines([f.image for f in across], again)
         for i, framing, page in zip(unsure, across, again, strict=True):
             as_sent, turned = text_per_line(found[i]), text_per_line(page)
+            page.seconds += found[i].seconds  # both readings are the page's time, whichever is kept
+            found[i].seconds = page.seconds
             if max(as_sent, turned) == 0:
                 continue
-            page.seconds += found[i].seconds
-            found[i].seconds = page.seconds
             if turned > as_sent:
                 framed[i], found[i] = framing, page
             framed[i].orientation = replace(framed[i].orientation, method="reading")
