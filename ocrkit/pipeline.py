@@ -320,10 +320,11 @@ class OCR:
             framed[i].orientation = replace(framed[i].orientation, method="reading")
 
     def _reads_better_turned(self, framing: Framing, page: Page) -> bool:
-        """For a page whose lines' axis the classifier is sure of but not their direction, already read
-        as it lies: its widest lines read sure settle it upright; else they are read again as they are
-        and turned half a turn (CTC confidence, ocrkit.orientation.lines) and vote, a classifier sure of
-        the direction it chose being overruled only by a clear vote."""
+        """For a page whose lines' axis is known (from the classifier, or from reading it both ways
+        across) but not their direction, already read as it lies: its widest lines read sure settle it
+        upright; else they are read again as they are and turned half a turn (CTC confidence,
+        ocrkit.orientation.lines) and vote, a classifier sure of the direction it chose being overruled
+        only by a clear vote."""
         boxes = page.boxes()
         if not len(boxes):
             return False

@@ -55,10 +55,10 @@ def run(args: argparse.Namespace) -> int:
         raise OcrkitError("give --det, --rec and/or --orientation: the model folders to export")
     if args.calibration and not args.quantize:
         raise OcrkitError("--calibration calibrates --quantize int8: give both")
-    calibration = calibration_pages(args.calibration) if args.calibration else []
     for part, folder in folders.items():
         if folder is not None and not folder.is_dir():
             raise OcrkitError(f"{folder}: not a model folder ({OPTIONS[part]})")
+    calibration = calibration_pages(args.calibration) if args.calibration else []
     exporters = {
         "detector": export_detector,
         "recognizer": export_recognizer,
