@@ -60,3 +60,18 @@ def test_samples_are_seeded_and_bounded() -> None:
     first, again = judge.sample(records, 20, seed=5), judge.sample(list(reversed(records)), 20, seed=5)
     assert first == again and len(first) == 20
     assert judge.sample(records, 80, seed=5) == records
+
+
+def test_candidate_settings_change_the_copy_only(tiny_recognizer_dir, tmp_path) -> None:
+    """`--set` judges a change of settings: the candidate's copy reads with them, the base is untouched,
+    and a setting nothing reads is refused before anything is read."""
+    from ocrkit.hub.model_folder import read_spec
+    from ocrkit.util.errors import ModelError
+
+    before = (tiny_recognizer_dir / "ocrkit.json").read_text()
+    assert read_spec(tiny_recognizer_dir, "recognizer").decoding != "joint"
+    copy = judge.as_shipped(tiny_recognizer_dir, tiny_recognizer_dir, tmp_path / "cand", ["decoding=joint"])
+    assert read_spec(copy, "recognizer").decoding == "joint"
+    assert (tiny_recognizer_dir / "ocrkit.json").read_text() == before
+    with pytest.raises(ModelError, match="decodng"):
+        judge.as_shipped(tiny_recognizer_dir, tiny_recognizer_dir, tmp_path / "typo", ["decodng=joint"])

@@ -13,6 +13,7 @@ Score = 0.5 × unseen CER + 0.5 × in-source CER. Every subset also gets the pai
 CER difference, so that a rise can be told from noise. Writes a JSON report and prints a table.
 
     python tools/judge_recognizer.py runs/rec/best --out eval/judge.json [--base ocrkit/models/recognizer]
+    python tools/judge_recognizer.py ocrkit/models/recognizer --set decoding=joint --out eval/judge.json
 """
 
 from __future__ import annotations
@@ -28,9 +29,11 @@ import numpy as np
 import torch
 
 from ocrkit.data.manifest import read_manifest
+from ocrkit.hub.model_folder import read_spec, with_settings, write_spec
 from ocrkit.images.io import PageSource, load_page
 from ocrkit.recognition import load_recognizer
 from ocrkit.recognition.metrics import ErrorCounts
+from ocrkit.util.config import apply_overrides
 
 WEIGHT_FILES = ("model.safetensors", "ctc_head.safetensors")
 
@@ -73,12 +76,16 @@ def judge_sets(real: Path, unseen: Path, dev: Path | None, seed: int) -> dict[st
     return sets
 
 
-def as_shipped(base: Path, candidate: Path, into: Path) -> Path:
-    """A copy of the shipped folder holding the candidate's weights: read exactly as it would ship."""
+def as_shipped(base: Path, candidate: Path, into: Path, settings: list[str] | None = None) -> Path:
+    """A copy of the shipped folder holding the candidate's weights and the base's settings with
+    `settings` (`KEY=VALUE`, as `ocrkit models ship --set` takes them) changed: read exactly as it
+    would ship. The candidate may be the base itself, to judge a change of settings alone."""
     shutil.copytree(base, into)
     for name in WEIGHT_FILES:
         if (candidate / name).exists():
             shutil.copy2(candidate / name, into / name)
+    if settings:
+        write_spec(into, with_settings(read_spec(into), apply_overrides({}, settings), into))
     return into
 
 
@@ -152,6 +159,14 @@ def main() -> None:
     ap.add_argument("--real", type=Path, default=Path("data/real"))
     ap.add_argument("--unseen", type=Path, default=Path("data/unseen"))
     ap.add_argument("--dev", type=Path, help="development lines.jsonl (reported, not judged)")
+    ap.add_argument(
+        "--set",
+        dest="settings",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a setting the candidate ships with, changed from the base's (repeatable)",
+    )
     ap.add_argument("--seed", type=int, default=5)
     ap.add_argument("--batch-size", type=int, default=32)
     ap.add_argument("--threads", type=int, default=2, help="torch threads")
@@ -162,7 +177,7 @@ def main() -> None:
     sets = judge_sets(args.real, args.unseen, args.dev, args.seed)
     records = [r for s in sets.values() for r in s["lines"]]
     with tempfile.TemporaryDirectory() as tmp:
-        cand_folder = as_shipped(args.base, args.candidate, Path(tmp) / "candidate")
+        cand_folder = as_shipped(args.base, args.candidate, Path(tmp) / "candidate", args.settings)
         base_edits, chars = line_errors(args.base, records, args.batch_size)
         cand_edits, _ = line_errors(cand_folder, records, args.batch_size)
     rows = subset_rows(sets, base_edits, cand_edits, chars)
