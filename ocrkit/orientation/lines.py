@@ -4,9 +4,8 @@ text, and print on the wrong axis is cut into many short boxes read as a letter 
 
 A page is read first as the classifier turned it. If its widest lines read sure (`reads_upright`), it
 is upright and nothing more is read; otherwise those lines are read again both ways up by the CTC head
-and turned by the decoder, and vote (`turned_reads_better`). Reading the widest lines both ways cost
-0.13 s of a receipt's 0.8 s (ONNX, 2 threads); most pages people send are upright print, which the
-first reading already settles."""
+(`turned_reads_better`). Reading the widest lines both ways cost 0.13 s of a receipt's 0.8 s (ONNX, 2
+threads); most pages people send are upright print, which the first reading already settles."""
 
 from __future__ import annotations
 
@@ -15,7 +14,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 LINES_CHECKED = 8  # the widest lines of a page are read both ways up
-# more than this share of the lines' votes must say turned to turn the page. A line's CTC confidence
+# more than this share of the lines must read surer turned to turn the page. A line's CTC confidence
 # differs by only 0.01-0.13 between the two ways up (its many blank frames are sure either way), but it
 # differs on most lines: of the 8 widest lines, 0-12 % read surer turned on 18 printed validation pages
 # upright and 88-100 % upside down; on 10 handwritten development pages 0-38 % and 62-100 %
@@ -66,23 +65,11 @@ def sure_characters_per_line(texts: Sequence[str], scores: Sequence[float]) -> f
 
 
 def turned_reads_better(
-    crops: list[np.ndarray],
-    scores: Sequence[float],
-    confidences: Callable[[list[np.ndarray]], list[float]],
-    read: Callable[[list[np.ndarray]], list[tuple[str, float]]],
-    vote: float = VOTE,
+    crops: list[np.ndarray], confidences: Callable[[list[np.ndarray]], list[float]], vote: float = VOTE
 ) -> bool:
-    """Whether more than `vote` of the line crops' votes say they read surer turned half a turn. Each
-    crop votes twice: by the CTC head's confidence (`confidences`, the crops as they are and turned) and
-    by the decoder's reading score (`read`, the turned crops, against `scores`, the crops' scores as the
-    page was read). On 40 unseen-source and 40 in-source validation pages, each sent upright and upside
-    down and skewed 0/±10° (240 readings per set), the CTC votes alone chose the wrong way up on 20 and
-    8 readings, the decoder's alone on 6 and 1, both together on 5 and 0 (the lines' check alone, no
-    classifier; docs/models/orientation/training-log.md)."""
+    """Whether more than `vote` of the line crops read surer turned half a turn than as they are."""
     if not crops:
         return False
     turned = [np.ascontiguousarray(c[::-1, ::-1]) for c in crops]
-    ctc = np.asarray(confidences(crops + turned), np.float64)
-    decoder = np.asarray([score for _, score in read(turned)], np.float64)
-    votes = np.concatenate([ctc[len(crops) :] > ctc[: len(crops)], decoder > np.asarray(scores, np.float64)])
-    return float(votes.mean()) > vote
+    scores = np.asarray(confidences(crops + turned), np.float64)
+    return float((scores[len(crops) :] > scores[: len(crops)]).mean()) > vote
