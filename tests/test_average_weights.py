@@ -80,3 +80,15 @@ def test_integer_tensors_that_differ_are_refused(tmp_path):
     other = _folder(tmp_path / "b", 1.0, extra={"position_ids": torch.arange(1, 5)})
     with pytest.raises(average.MismatchError, match="b/model.safetensors: position_ids .not floating point"):
         average.average_folders([first, other], tmp_path / "out")
+
+
+def test_weights_give_each_folder_its_share(tmp_path):
+    folders = [_folder(tmp_path / f"m{i}", s) for i, s in enumerate((2.0, 6.0))]
+    average.average_folders(folders, tmp_path / "soup", weights=[0.75, 0.25])
+    model = load_file(str(tmp_path / "soup" / "model.safetensors"))
+    assert torch.equal(model["layer.weight"], torch.full((2, 3), 3.0))  # 0.75 * 2 + 0.25 * 6
+    assert torch.allclose(model["layer.bias"].float(), torch.arange(3.0) * 3.0)
+    for bad, message in (([0.5], "1 weights for 2 folders"), ([0.7, 0.7], "summing to 1")):
+        with pytest.raises(ValueError, match=message):
+            average.average_folders(folders, tmp_path / "bad", weights=bad)
+    assert not (tmp_path / "bad").exists()

@@ -1,6 +1,8 @@
 """Average the weights of model folders fine-tuned from one parent (a uniform "model soup").
 
     python tools/average_weights.py runs/a/best runs/b/best runs/c/best --out runs/soup
+    python tools/average_weights.py parent runs/a/best --weights 0.75,0.25 --out runs/soup
+
 
 Fine-tunes of one parent stay in one basin of the loss, so their mean is a model of the same shape
 that often generalises better than any of them (Wortsman et al., 2022, "Model soups"). Every
@@ -9,6 +11,8 @@ float64, cast back; other tensors must be equal, except batch-norm counters of b
 inference never reads: the first folder's are kept); the first folder's other files (config,
 tokenizer, ocrkit.json) are copied. The folders must hold the same tensors with the same shapes: anything else
 is an error naming the folder. The result is written to a temporary folder and renamed into place.
+`--weights` gives each folder its share instead (they must sum to 1): a fine-tune that moved too far from
+its parent is taken back part of the way, a point on the line between the two.
 """
 
 from __future__ import annotations
@@ -31,11 +35,13 @@ class MismatchError(ValueError):
     """The folders do not hold the same tensors; the message names the folder and the tensor."""
 
 
-def average_file(paths: list[Path]) -> dict[str, torch.Tensor]:
-    """The mean of the tensors of one safetensors file over its copies in every folder."""
+def average_file(paths: list[Path], weights: list[float] | None = None) -> dict[str, torch.Tensor]:
+    """The mean of the tensors of one safetensors file over its copies in every folder, weighted by
+    `weights` (uniform when None)."""
+    weights = weights or [1 / len(paths)] * len(paths)
     first = load_file(str(paths[0]))
-    sums = {k: v.double() if v.is_floating_point() else v for k, v in first.items()}
-    for path in paths[1:]:
+    sums = {k: v.double() * weights[0] if v.is_floating_point() else v for k, v in first.items()}
+    for path, weight in zip(paths[1:], weights[1:], strict=True):
         other = load_file(str(path))
         if other.keys() != first.keys():
             missing = sorted(set(first) ^ set(other))[:3]
@@ -46,19 +52,24 @@ def average_file(paths: list[Path]) -> dict[str, torch.Tensor]:
                     f"{path}: {key} has shape {tuple(value.shape)}, not {tuple(first[key].shape)}"
                 )
             if value.is_floating_point():
-                sums[key] += value.double()
+                sums[key] += value.double() * weight
             elif not torch.equal(value, first[key]) and not key.endswith(COUNTER):
                 raise MismatchError(f"{path}: {key} (not floating point) differs from {paths[0]}")
     return {
-        k: (v / len(paths)).to(first[k].dtype).contiguous() if first[k].is_floating_point() else v
-        for k, v in sums.items()
+        k: v.to(first[k].dtype).contiguous() if first[k].is_floating_point() else v for k, v in sums.items()
     }
 
 
-def average_folders(folders: list[Path], out: Path) -> None:
-    """Write the average of `folders` to `out` (replaced atomically if it exists)."""
+def average_folders(folders: list[Path], out: Path, weights: list[float] | None = None) -> None:
+    """Write the average of `folders` (weighted by `weights`, uniform when None) to `out`, replaced
+    atomically if it exists."""
     if len(folders) < 2:
         raise ValueError("give at least two folders to average")
+    if weights is not None:
+        if len(weights) != len(folders):
+            raise ValueError(f"--weights: {len(weights)} weights for {len(folders)} folders")
+        if min(weights) < 0 or abs(sum(weights) - 1) > 1e-6:
+            raise ValueError(f"--weights: each at least 0 and summing to 1, not {weights}")
     for folder in folders:
         if not folder.is_dir():
             raise MismatchError(f"{folder}: not a folder")
@@ -71,7 +82,7 @@ def average_folders(folders: list[Path], out: Path) -> None:
                 for copy in copies:
                     if not copy.is_file():
                         raise MismatchError(f"{copy.parent}: no {item.name}")
-                save_file(average_file(copies), str(staging / item.name), {"format": "pt"})
+                save_file(average_file(copies, weights), str(staging / item.name), {"format": "pt"})
             elif item.is_file():
                 shutil.copy2(item, staging / item.name)
         if out.exists():
@@ -86,13 +97,16 @@ def main() -> int:
     parser = Parser(description=__doc__.splitlines()[0])
     parser.add_argument("folders", nargs="+", type=Path, help="model folders of one architecture")
     parser.add_argument("--out", type=Path, required=True, help="folder to write the average to")
+    parser.add_argument("--weights", help="each folder's share, comma-separated, sum 1 (default: equal)")
     args = parser.parse_args()
     try:
-        average_folders(args.folders, args.out)
+        weights = None if args.weights is None else [float(w) for w in args.weights.split(",")]
+        average_folders(args.folders, args.out, weights)
     except ValueError as exc:
         report_error(exc)
         return 2
-    print(f"{args.out}: the average of {len(args.folders)} folders")
+    shares = "equal shares" if weights is None else f"shares {args.weights}"
+    print(f"{args.out}: the average of {len(args.folders)} folders, {shares}")
     return 0
 
 
