@@ -63,6 +63,8 @@ class LineReader(Protocol):
 
     def line_confidences(self, crops: list[np.ndarray]) -> list[float]: ...
 
+    def recognize(self, crops: list[np.ndarray]) -> list[tuple[str, float]]: ...
+
 
 class OCR:
     """Find the text lines on a page and read them.
@@ -322,9 +324,9 @@ class OCR:
     def _reads_better_turned(self, framing: Framing, page: Page) -> bool:
         """For a page whose lines' axis is known (from the classifier, or from reading it both ways
         across) but not their direction, already read as it lies: its widest lines read sure settle it
-        upright; else they are read again as they are and turned half a turn (CTC confidence,
-        ocrkit.orientation.lines) and vote, a classifier sure of the direction it chose being overruled
-        only by a clear vote."""
+        upright; else they are read again as they are and turned half a turn (CTC confidence, and the
+        decoder's score where those votes split: ocrkit.orientation.lines) and vote, a classifier sure
+        of the direction it chose being overruled only by a clear vote."""
         boxes = page.boxes()
         if not len(boxes):
             return False
@@ -335,7 +337,10 @@ class OCR:
         orientation = framing.orientation
         # a classifier sure of the direction is overruled only by a clear vote where its turn was undone
         vote = vote_to_turn(orientation.confidence) if orientation.applied == orientation.angle else VOTE
-        return turned_reads_better(crops, self.recognizer.line_confidences, vote)
+        scores = [page.lines[i].rec_score for i in checked]
+        return turned_reads_better(
+            crops, scores, self.recognizer.line_confidences, self.recognizer.recognize, vote
+        )
 
     def _turn_round(self, framing: Framing, page: Page) -> Page:
         """The page turned half a turn and its lines found again (to be read again): lines found upside

@@ -72,17 +72,45 @@ def test_decision_turns_only_when_sure():
         told(45)
 
 
+def _sure_when_dark_below(batch):
+    return [0.9 if c[-1, 0] < c[0, 0] else 0.3 for c in batch]
+
+
+def _decoder_must_not_be_asked(batch):
+    raise AssertionError("the decoder was asked although the CTC votes were clear")
+
+
 def test_lines_that_read_better_turned_round_turn_the_page():
     from ocrkit.orientation.lines import turned_reads_better
 
     crops = [np.tile(np.arange(20, dtype=np.uint8)[:, None], (1, 60)) for _ in range(3)]  # dark at the top
+    check = (_sure_when_dark_below, _decoder_must_not_be_asked)  # unanimous CTC votes settle it
+    assert turned_reads_better(crops, _sure_when_dark_below(crops), *check) is True
+    upright = [c[::-1] for c in crops]
+    assert turned_reads_better(upright, _sure_when_dark_below(upright), *check) is False
+    assert turned_reads_better([], [], *check) is False
 
-    def sure_when_dark_below(batch):
-        return [0.9 if c[-1, 0] < c[0, 0] else 0.3 for c in batch]
 
-    assert turned_reads_better(crops, sure_when_dark_below) is True
-    assert turned_reads_better([c[::-1] for c in crops], sure_when_dark_below) is False
-    assert turned_reads_better([], sure_when_dark_below) is False
+def test_the_decoder_votes_only_where_the_ctc_votes_split():
+    """8 lines: 1 of 8 CTC votes for turning is clear (the decoder is not asked); 3 of 8 is split, and
+    each line's decoder vote is counted beside its CTC vote."""
+    from ocrkit.orientation.lines import ctc_votes_split, turned_reads_better
+
+    crops = [np.full((10, 40), i, np.uint8) for i in range(8)]
+
+    def ctc_turned_surer(count):  # the crops as they are, then turned
+        return lambda batch: [0.5] * 8 + [0.9] * count + [0.1] * (8 - count)
+
+    def decoder_turned_surer(count):  # the turned crops
+        return lambda batch: [("text", 0.9)] * count + [("text", 0.1)] * (len(batch) - count)
+
+    as_read = [0.5] * 8
+    assert turned_reads_better(crops, as_read, ctc_turned_surer(1), _decoder_must_not_be_asked) is False
+    assert turned_reads_better(crops, as_read, ctc_turned_surer(7), _decoder_must_not_be_asked) is True
+    assert turned_reads_better(crops, as_read, ctc_turned_surer(3), decoder_turned_surer(8)) is True  # 11/16
+    assert turned_reads_better(crops, as_read, ctc_turned_surer(5), decoder_turned_surer(0)) is False  # 5/16
+    assert turned_reads_better(crops, as_read, ctc_turned_surer(5), decoder_turned_surer(4)) is True  # 9/16
+    assert [ctc_votes_split(np.arange(8) < k) for k in range(9)] == [False] * 2 + [True] * 5 + [False] * 2
 
 
 def test_a_classifier_sure_of_the_direction_is_overruled_only_by_a_clear_vote():
@@ -93,9 +121,13 @@ def test_a_classifier_sure_of_the_direction_is_overruled_only_by_a_clear_vote():
     def five_of_eight_surer_turned(batch):  # the crops as they are, then turned
         return [0.5] * 8 + [0.9] * 5 + [0.1] * 3
 
+    def read_five_of_eight_surer(batch):  # the turned crops
+        return [("", 0.9)] * 5 + [("", 0.1)] * 3
+
+    check = (five_of_eight_surer_turned, read_five_of_eight_surer)
     assert vote_to_turn(DIRECTION_SURE) == SURE_VOTE and vote_to_turn(DIRECTION_SURE - 0.01) == VOTE
-    assert turned_reads_better(crops, five_of_eight_surer_turned, VOTE) is True
-    assert turned_reads_better(crops, five_of_eight_surer_turned, SURE_VOTE) is False
+    assert turned_reads_better(crops, [0.5] * 8, *check, VOTE) is True
+    assert turned_reads_better(crops, [0.5] * 8, *check, SURE_VOTE) is False
 
 
 def test_only_a_page_whose_widest_lines_read_sure_skips_the_check_both_ways():
@@ -135,6 +167,7 @@ def test_a_page_read_sure_is_not_read_again_and_one_reading_better_turned_is_tur
         return [0.2] * (len(crops) // 2) + [0.9] * (len(crops) // 2)
 
     monkeypatch.setattr(ocr.recognizer, "line_confidences", turned_surer)
+    monkeypatch.setattr(ocr.recognizer, "recognize", lambda crops: [("x", 1.0)] * len(crops))
     page = ocr.read(image)
     if sure:
         assert checked == [] and page.orientation.applied == 0
@@ -382,7 +415,9 @@ def test_the_lines_need_a_clear_vote_only_against_a_turn_the_classifier_was_sure
     ocr = pipeline.OCR(tiny_detector_dir, tiny_recognizer_dir, orientation=0)
     monkeypatch.setattr(pipeline, "reads_upright", lambda scores: False)
     votes = []
-    monkeypatch.setattr(pipeline, "turned_reads_better", lambda crops, read, v: votes.append(v) or False)
+    monkeypatch.setattr(
+        pipeline, "turned_reads_better", lambda crops, scores, ctc, read, v: votes.append(v) or False
+    )
     image = page_image(seed=4)
     page = ocr.detect(image)
     framing = pipeline.Framing(image, Orientation(180, 0.995, applied, method="reading"))

@@ -3,9 +3,10 @@ the lines' axis, or not even that. Upside-down print reads as unsure gibberish, 
 text, and print on the wrong axis is cut into many short boxes read as a letter or two each.
 
 A page is read first as the classifier turned it. If its widest lines read sure (`reads_upright`), it
-is upright and nothing more is read; otherwise those lines are read again both ways up by the CTC head
-(`turned_reads_better`). Reading the widest lines both ways cost 0.13 s of a receipt's 0.8 s (ONNX, 2
-threads); most pages people send are upright print, which the first reading already settles."""
+is upright and nothing more is read; otherwise those lines are read again both ways up by the CTC head,
+and turned by the decoder where the CTC votes split (`turned_reads_better`). Reading the widest lines
+both ways cost 0.13 s of a receipt's 0.8 s (ONNX, 2 threads); most pages people send are upright print,
+which the first reading already settles."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ LINES_CHECKED = 8  # the widest lines of a page are read both ways up
 # differs on most lines: of the 8 widest lines, 0-12 % read surer turned on 18 printed validation pages
 # upright and 88-100 % upside down; on 10 handwritten development pages 0-38 % and 62-100 %
 VOTE = 0.5
+SPLIT = 0.25  # a share of dissenting lines at which the CTC votes are split and the decoder votes too
 
 
 # a page whose widest lines' median reading score (the decoder's, as `Line.rec_score`) reaches this reads
@@ -65,11 +67,29 @@ def sure_characters_per_line(texts: Sequence[str], scores: Sequence[float]) -> f
 
 
 def turned_reads_better(
-    crops: list[np.ndarray], confidences: Callable[[list[np.ndarray]], list[float]], vote: float = VOTE
+    crops: list[np.ndarray],
+    scores: Sequence[float],
+    confidences: Callable[[list[np.ndarray]], list[float]],
+    read: Callable[[list[np.ndarray]], list[tuple[str, float]]],
+    vote: float = VOTE,
 ) -> bool:
-    """Whether more than `vote` of the line crops read surer turned half a turn than as they are."""
+    """Whether more than `vote` of the line crops' votes say they read surer turned half a turn. Each
+    crop votes by the CTC head's confidence (`confidences`, the crops as they are and turned); where
+    those votes split (`ctc_votes_split`), each crop votes a second time by the decoder's reading score
+    (`read`, the turned crops, against `scores`, their scores as the page was read). The decoder mends
+    most of the CTC head's wrong directions on hands and early print but reads one 19th-c. hand surer
+    upside down, where the CTC votes were clear (docs/models/orientation/training-log.md)."""
     if not crops:
         return False
     turned = [np.ascontiguousarray(c[::-1, ::-1]) for c in crops]
-    scores = np.asarray(confidences(crops + turned), np.float64)
-    return float((scores[len(crops) :] > scores[: len(crops)]).mean()) > vote
+    ctc = np.asarray(confidences(crops + turned), np.float64)
+    votes = ctc[len(crops) :] > ctc[: len(crops)]
+    if ctc_votes_split(votes):
+        decoder = np.asarray([score for _, score in read(turned)], np.float64)
+        votes = np.concatenate([votes, decoder > np.asarray(scores, np.float64)])
+    return float(votes.mean()) > vote
+
+
+def ctc_votes_split(votes: np.ndarray) -> bool:
+    """Whether at least `SPLIT` of the lines vote against the majority (2 to 6 of 8)."""
+    return float(min(votes.mean(), 1 - votes.mean())) >= SPLIT
