@@ -177,7 +177,7 @@ def reserved_phashes(args: argparse.Namespace):
 
     near = read_reserved_phashes(reserved_path(args))
     if len(near):
-        copies = "resized, re-encoded, bordered or turned copies are refused too"
+        copies = "resized, re-encoded, bordered, turned, cropped or brightened copies are refused too"
         print(f"reserved list: {len(near)} perceptual hashes ({copies})")
     return near
 

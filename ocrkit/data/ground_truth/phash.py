@@ -9,10 +9,13 @@ of one ruled register came 2 bits apart, as close as copies; with 256 bits they 
 copies (a quarter of the size, JPEG quality 30) stayed <= 8 (docs/training.md).
 
 A copy may also sit in another frame: a white border added, a deskewing turn of a degree, a few per cent
-of margin cut off. Those move the hash 14-126 bits, so an image is checked in the frames that would undo
-them too (`frame_hashes`): its uniform border trimmed, turned back by up to 2 degrees, its margins grown
-back. Against the 228 hashes of the evaluation list, 3 251 distinct training pages came no nearer than 30
-bits in any of those frames, so the 12-bit threshold refuses none of them (docs/training.md).
+of margin cut off, the paper brightened. Those move the hash 14-126 bits, so an image is checked in the
+frames that would undo them too (`frame_hashes`: its uniform border trimmed, turned back by up to 2
+degrees, its margins grown back), and a reserved page is listed with the hashes of the copies that
+cropping, deskewing and brightening make of it (`reserve_hashes`), since a cut margin or clipped paper
+cannot be restored from the copy. Against the evaluation pages listed that way, 3 251 distinct training
+pages came no nearer than 20 bits in any frame, so the 12-bit threshold refuses none of them
+(docs/training.md).
 """
 
 from __future__ import annotations
@@ -33,6 +36,11 @@ WORK_SIDE = 512  # frames are tried on the picture shrunk to this long side: the
 TURNS = (-2.0, -1.5, -1.0, -0.5, 0.5, 1.0, 1.5, 2.0)  # degrees a deskewed copy may have been turned
 MARGINS = (0.01, 0.02, 0.03, 0.04, 0.05, 0.06, 0.08)  # share of each side a cropped copy may have lost
 BORDER_TOLERANCE = 6  # grey levels: a padded border is one colour, a scanned margin is not
+# copies of a reserved page listed beside it: its margins cut by 1-8 % on each side, its paper brightened
+# by 10-50 % (clipped to white), turned by up to 2 degrees on its own canvas with white corners
+RESERVE_TRIMS = (0.01, 0.02, 0.03, 0.04, 0.05, 0.06, 0.07, 0.08)
+RESERVE_GAINS = (1.1, 1.2, 1.3, 1.4, 1.5)
+RESERVE_TURNS = TURNS
 _VALUE = re.compile(rf"{PREFIX}([0-9a-f]{{{FREQS * FREQS // 4}}})")
 
 
@@ -51,15 +59,43 @@ def frame_hashes(image: np.ndarray) -> list[bytes]:
     uniform border trimmed (an added border), then that turned back by each of `TURNS` (a deskewing
     turn) or grown back by each of `MARGINS` on every side with its edge pixels (a cropped margin)."""
     gray = image if image.ndim == 2 else cv2.cvtColor(image, cv2.COLOR_RGB2GRAY)
-    h, w = gray.shape
-    scale = WORK_SIDE / max(h, w)
-    if scale < 1:
-        size = (max(1, round(w * scale)), max(1, round(h * scale)))
-        gray = cv2.resize(gray, size, interpolation=cv2.INTER_AREA)
-    trimmed = _trim_uniform_border(gray)
+    trimmed = _trim_uniform_border(_shrunk(gray))
     frames = [trimmed] + [skewed(trimmed, angle) for angle in TURNS]
     frames += [_grown(trimmed, margin / (1 - 2 * margin)) for margin in MARGINS]
     return [phash(image)] + [phash(frame) for frame in frames]
+
+
+def reserve_hashes(image: np.ndarray) -> list[bytes]:
+    """The hash of a reserved picture, then those of the copies cropping, deskewing and brightening steps
+    make of it (`RESERVE_TRIMS`, `RESERVE_GAINS`, `RESERVE_TURNS`) and of the picture with its uniform
+    border trimmed as `frame_hashes` trims a copy's, each once: a copy made so is within a few bits of
+    one of them, or of one of them in the frames `frame_hashes` tries."""
+    small = _shrunk(image)  # in colour: brightening clips each channel, as an editor's does
+    h, w = small.shape[:2]
+    copies = [small[round(h * m) : h - round(h * m), round(w * m) : w - round(w * m)] for m in RESERVE_TRIMS]
+    copies += [np.clip(small.astype(np.float32) * gain, 0, 255).astype(np.uint8) for gain in RESERVE_GAINS]
+    copies += [_turned_white(small, angle) for angle in RESERVE_TURNS]
+    # a page on blank paper loses its own blank margin with an added border when `frame_hashes` trims it
+    gray = small if small.ndim == 2 else cv2.cvtColor(small, cv2.COLOR_RGB2GRAY)
+    copies.append(_trim_uniform_border(gray))
+    return list(dict.fromkeys([phash(image)] + [phash(copy) for copy in copies]))
+
+
+def _shrunk(image: np.ndarray) -> np.ndarray:
+    """The picture shrunk to WORK_SIDE on its long side if larger."""
+    h, w = image.shape[:2]
+    scale = WORK_SIDE / max(h, w)
+    if scale >= 1:
+        return image
+    size = (max(1, round(w * scale)), max(1, round(h * scale)))
+    return cv2.resize(image, size, interpolation=cv2.INTER_AREA)
+
+
+def _turned_white(image: np.ndarray, angle: float) -> np.ndarray:
+    """The picture turned `angle` degrees about its centre on its own canvas, the corners white."""
+    h, w = image.shape[:2]
+    turn = cv2.getRotationMatrix2D((w / 2, h / 2), angle, 1.0)
+    return cv2.warpAffine(image, turn, (w, h), flags=cv2.INTER_LINEAR, borderValue=(255, 255, 255))
 
 
 def _trim_uniform_border(gray: np.ndarray) -> np.ndarray:
@@ -81,6 +117,11 @@ def _grown(gray: np.ndarray, share: float) -> np.ndarray:
 def phash_text(value: bytes) -> str:
     """The hash as the reserved list writes it: `dct256:` and 64 hex digits."""
     return PREFIX + value.hex()
+
+
+def phashes_text(values: list[bytes]) -> str:
+    """Hashes as one field of the reserved list: space-separated, the picture's own first."""
+    return " ".join(phash_text(value) for value in values)
 
 
 def distance(a: bytes, b: bytes) -> int:

@@ -1,8 +1,9 @@
 """`ocrkit data reserve`: the reserved list of evaluation files, with a perceptual hash beside each sha256.
 
 The list is what keeps evaluation pages out of training: every import refuses a file whose sha256 is in
-it, and an image whose perceptual hash is within a few bits of one in it (a resized, re-encoded or
-grayscale copy). Columns: sha256, kind, source, phash (tab-separated, one header line).
+it, and an image whose perceptual hash is within a few bits of one in it (a resized, re-encoded,
+grayscale, cropped, deskewed or brightened copy). Columns: sha256, kind, source, phash (tab-separated,
+one header line); phash holds the picture's hash and those of the copies `reserve_hashes` makes of it.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from ocrkit.data.ground_truth.importer import Importer, sha256_file
-from ocrkit.data.ground_truth.phash import phash, phash_text, read_reserved_phashes
+from ocrkit.data.ground_truth.phash import phashes_text, read_reserved_phashes, reserve_hashes
 from ocrkit.data.ground_truth.readers import read_page, sniff_format
 from ocrkit.data.reserved import read_reserved
 from ocrkit.images.io import IMAGE_SUFFIXES, load_image
@@ -55,7 +56,7 @@ def reserve_rows(paths: Iterable[Path], kind: str, source: str = "") -> list[tup
                 name = _name(found, base)
                 digest = sha256_file(found)
                 is_image = found.suffix.lower() in IMAGE_SUFFIXES
-                value = phash_text(phash(load_image(found))) if is_image else ""
+                value = phashes_text(reserve_hashes(load_image(found))) if is_image else ""
                 rows.setdefault(digest, (digest, kind, f"{source}:{name}" if source else name, value))
         except (InputError, OSError) as exc:
             print(f"warning: {exc if isinstance(exc, InputError) else f'{path}: {exc}'}", file=sys.stderr)
