@@ -88,7 +88,30 @@ def test_weights_give_each_folder_its_share(tmp_path):
     model = load_file(str(tmp_path / "soup" / "model.safetensors"))
     assert torch.equal(model["layer.weight"], torch.full((2, 3), 3.0))  # 0.75 * 2 + 0.25 * 6
     assert torch.allclose(model["layer.bias"].float(), torch.arange(3.0) * 3.0)
-    for bad, message in (([0.5], "1 weights for 2 folders"), ([0.7, 0.7], "summing to 1")):
+    bad_shares = (
+        ([0.5], "1 weights for 2 folders"),
+        ([0.7, 0.7], "summing to 1"),
+        ([float("nan"), 1], "summing"),
+    )
+    for bad, message in bad_shares:
         with pytest.raises(ValueError, match=message):
             average.average_folders(folders, tmp_path / "bad", weights=bad)
     assert not (tmp_path / "bad").exists()
+
+
+def test_weights_that_are_not_numbers_are_a_usage_error_naming_the_option(tmp_path):
+    first, second = _folder(tmp_path / "a", 1.0), _folder(tmp_path / "b", 2.0)
+    tool = str(REPO / "tools" / "average_weights.py")
+    args = [
+        sys.executable,
+        tool,
+        str(first),
+        str(second),
+        "--out",
+        str(tmp_path / "out"),
+        "--weights",
+        "0.7,x",
+    ]
+    run = subprocess.run(args, capture_output=True, text=True)
+    assert run.returncode == 2 and "--weights" in run.stderr and "Traceback" not in run.stderr
+    assert not (tmp_path / "out").exists()

@@ -3,7 +3,6 @@
     python tools/average_weights.py runs/a/best runs/b/best runs/c/best --out runs/soup
     python tools/average_weights.py parent runs/a/best --weights 0.75,0.25 --out runs/soup
 
-
 Fine-tunes of one parent stay in one basin of the loss, so their mean is a model of the same shape
 that often generalises better than any of them (Wortsman et al., 2022, "Model soups"). Every
 `*.safetensors` file of the first folder is averaged over all folders (floating-point tensors in
@@ -68,7 +67,7 @@ def average_folders(folders: list[Path], out: Path, weights: list[float] | None 
     if weights is not None:
         if len(weights) != len(folders):
             raise ValueError(f"--weights: {len(weights)} weights for {len(folders)} folders")
-        if min(weights) < 0 or abs(sum(weights) - 1) > 1e-6:
+        if not (all(w >= 0 for w in weights) and abs(sum(weights) - 1) <= 1e-6):  # NaN fails too
             raise ValueError(f"--weights: each at least 0 and summing to 1, not {weights}")
     for folder in folders:
         if not folder.is_dir():
@@ -93,20 +92,27 @@ def average_folders(folders: list[Path], out: Path, weights: list[float] | None 
             shutil.rmtree(staging)
 
 
+def shares(text: str) -> list[float]:
+    """`--weights`: comma-separated numbers (argparse turns the ValueError into a one-line usage error)."""
+    return [float(value) for value in text.split(",")]
+
+
 def main() -> int:
     parser = Parser(description=__doc__.splitlines()[0])
     parser.add_argument("folders", nargs="+", type=Path, help="model folders of one architecture")
     parser.add_argument("--out", type=Path, required=True, help="folder to write the average to")
-    parser.add_argument("--weights", help="each folder's share, comma-separated, sum 1 (default: equal)")
+    parser.add_argument(
+        "--weights", type=shares, help="each folder's share, comma-separated, sum 1 (default: equal)"
+    )
     args = parser.parse_args()
+    weights = args.weights
     try:
-        weights = None if args.weights is None else [float(w) for w in args.weights.split(",")]
         average_folders(args.folders, args.out, weights)
     except ValueError as exc:
         report_error(exc)
         return 2
-    shares = "equal shares" if weights is None else f"shares {args.weights}"
-    print(f"{args.out}: the average of {len(args.folders)} folders, {shares}")
+    told = "equal shares" if weights is None else "shares " + ",".join(f"{w:g}" for w in weights)
+    print(f"{args.out}: the average of {len(args.folders)} folders, {told}")
     return 0
 
 
