@@ -29,7 +29,7 @@ from ocrkit.orientation.lines import (
     vote_to_turn,
     widest,
 )
-from ocrkit.orientation.skew import MIN_SKEW, corners_back, page_skew, straighten_to_print
+from ocrkit.orientation.skew import MIN_SKEW, STEEP_SKEW, corners_back, page_skew, straighten_to_print
 from ocrkit.pages.document import Line, Orientation, Page
 from ocrkit.pages.not_text import is_text
 from ocrkit.pages.reading_order import reading_order
@@ -297,27 +297,32 @@ class OCR:
         framed: list[Framing],
         found: list[Page],
     ) -> None:
-        """Pages the classifier is unsure of, already read as sent, read again turned a quarter turn: the
+        """Pages whose axis is in doubt, already read once, read again turned a quarter turn: the
         reading with more surely read characters per line (ocrkit.orientation.lines) keeps its axis,
-        whose direction the lines' check then settles (method "reading"). A page with no text either
-        way stays as sent, "unsure"."""
-        unsure = [
+        whose direction the lines' check then settles (method "reading"). In doubt: pages the classifier
+        is unsure of (read as sent first; with no text either way they stay so, "unsure") and pages
+        skewed STEEP_SKEW or more, whose axis the classifier can be sure of and wrong."""
+        in_doubt = [
             i
             for i, framing in enumerate(framed)
-            if framing.orientation is not None and framing.orientation.method == "unsure"
+            if framing.orientation is not None
+            and (
+                framing.orientation.method == "unsure"
+                or (framing.orientation.method == "lines" and abs(framing.orientation.skew) >= STEEP_SKEW)
+            )
         ]
-        if not unsure:
+        if not in_doubt:
             return
-        across = [self._framed(images[i], across_turn(framed[i].orientation)) for i in unsure]
-        again = [self.detect(f.image, names[i], pages[i]) for f, i in zip(across, unsure, strict=True)]
+        across = [self._framed(images[i], across_turn(framed[i].orientation)) for i in in_doubt]
+        again = [self.detect(f.image, names[i], pages[i]) for f, i in zip(across, in_doubt, strict=True)]
         self._read_lines([f.image for f in across], again)
-        for i, framing, page in zip(unsure, across, again, strict=True):
-            as_sent, turned = text_per_line(found[i]), text_per_line(page)
+        for i, framing, page in zip(in_doubt, across, again, strict=True):
+            first, turned = text_per_line(found[i]), text_per_line(page)
             page.seconds += found[i].seconds  # both readings are the page's time, whichever is kept
             found[i].seconds = page.seconds
-            if max(as_sent, turned) == 0:
+            if max(first, turned) == 0:
                 continue
-            if turned > as_sent:
+            if turned > first:
                 framed[i], found[i] = framing, page
             framed[i].orientation = replace(framed[i].orientation, method="reading")
 
@@ -431,9 +436,12 @@ def to_sent_frame(page: Page, framing: Framing, width: int, height: int) -> None
 
 
 def across_turn(orientation: Orientation) -> Orientation:
-    """An unsure page's second reading: a quarter turn, the classifier's way if its likeliest turn lies
-    across (90 or 270), so that the lines' check starts from the direction it favoured."""
-    return replace(orientation, applied=orientation.angle if orientation.angle % 180 else 90)
+    """A page's second reading, a quarter turn from its first: for an unsure page (read as sent) the
+    classifier's way if its likeliest turn lies across (90 or 270), so that the lines' check starts
+    from the direction it favoured; for a page read on the classifier's axis, a quarter turn more."""
+    if orientation.method != "unsure":
+        return replace(orientation, applied=(orientation.applied + 90) % 360, skew=0.0)
+    return replace(orientation, applied=orientation.angle if orientation.angle % 180 else 90, skew=0.0)
 
 
 def text_per_line(page: Page) -> float:

@@ -228,6 +228,42 @@ def test_an_unsure_page_keeps_the_axis_whose_reading_says_more_per_line(
     assert (page.width, page.height) == (260, 200)
 
 
+class _SureOfAxis:
+    """An orientation classifier sure of the axis of turn `angle`, not of its direction."""
+
+    def __init__(self, angle: int) -> None:
+        self.angle = angle
+
+    def classify(self, image):
+        return Orientation(self.angle, 0.9, self.angle, method="lines")
+
+
+@pytest.mark.parametrize(
+    ("skew", "first", "across", "applied", "method", "readings"),
+    [
+        (8.0, 1.0, 5.0, 0, "reading", 2),  # a quarter turn more reads more: the classifier was wrong
+        (-8.0, 5.0, 1.0, 270, "reading", 2),
+        (3.0, 1.0, 5.0, 270, "lines", 0),  # a page this straight is read once, on the classifier's axis
+    ],
+)
+def test_a_steeply_skewed_page_is_read_on_both_axes_even_when_the_classifier_is_sure(
+    tiny_detector_dir, tiny_recognizer_dir, monkeypatch, skew, first, across, applied, method, readings
+):
+    import ocrkit.pipeline as pipeline
+
+    assert 3.0 < pipeline.STEEP_SKEW <= 8.0
+    ocr = pipeline.OCR(tiny_detector_dir, tiny_recognizer_dir, orientation=0)
+    ocr.orienter = _SureOfAxis(270)
+    monkeypatch.setattr(pipeline, "page_skew", lambda page: skew)
+    monkeypatch.setattr(pipeline, "reads_upright", lambda scores: True)  # no direction check
+    said = [first, across]
+    monkeypatch.setattr(pipeline, "text_per_line", lambda page: said.pop(0))
+    page = ocr.read(page_image(h=200, w=260, seed=5))
+    assert (page.orientation.applied, page.orientation.method) == (applied, method)
+    assert page.orientation.skew == skew and len(said) == 2 - readings
+    assert (page.width, page.height) == (260, 200)
+
+
 @pytest.fixture(scope="module")
 def tiny_orientation_dir(tmp_path_factory):
     torch.manual_seed(0)
