@@ -6,7 +6,9 @@ whole degrees, then in quarters around the best, the peak placed between them by
 the best quarter and its neighbours (on a copy of 512 px long side). Quarters and a parabola take 40
 turns where tenths took 52, and put the estimates of 88 development, validation and unseen-source pages,
 each sent straight and skewed ±5 and ±10 degrees, within 0.2 degrees of the tenths' on 95 % of them and
-never further than one degree from the angle applied (docs/benchmarks.md).
+never further than one degree from the angle applied (docs/benchmarks.md). The whole degrees are tried
+on every other pixel of that copy: on the same 440 estimates, 99.5 % within 0.19 degrees of those made
+on every pixel (at most 0.33) and a third less time.
 """
 
 from __future__ import annotations
@@ -32,21 +34,25 @@ FINE_STEP = 0.25  # degrees between the turns tried around the best whole degree
 def page_skew(image: np.ndarray) -> float:
     """Degrees the print is turned counter-clockwise (negative: clockwise), within ±MAX_SKEW."""
     mask = ink(_small_gray(image)).astype(np.uint8)
+    coarse = np.arange(-MAX_SKEW, MAX_SKEW + 0.01, 1.0)
+    # whole degrees on every other row and column: a quarter of the pixels, the same best degree
+    best = float(coarse[np.argmax(_sharpness(np.ascontiguousarray(mask[::2, ::2]), coarse))])
+    fine = best + FINE_STEP * np.arange(-4, 5)
+    scores = _sharpness(mask, fine)
+    return -(float(fine[scores.argmax()]) + FINE_STEP * _peak_offset(scores))
+
+
+def _sharpness(mask: np.ndarray, angles: np.ndarray) -> np.ndarray:
+    """For each angle, how sharply the ink's row profile changes with the mask turned by it."""
     h, w = mask.shape
     centre = (w / 2, h / 2)
-
-    def sharpness(angle: float) -> float:
-        turned = cv2.warpAffine(
-            mask, cv2.getRotationMatrix2D(centre, angle, 1.0), (w, h), flags=cv2.INTER_NEAREST
-        )
+    scores = []
+    for angle in angles:
+        turn = cv2.getRotationMatrix2D(centre, float(angle), 1.0)
+        turned = cv2.warpAffine(mask, turn, (w, h), flags=cv2.INTER_NEAREST)
         rows = cv2.reduce(turned, 1, cv2.REDUCE_SUM, dtype=cv2.CV_32S).ravel().astype(np.float64)
-        return float(np.square(np.diff(rows)).sum())
-
-    coarse = np.arange(-MAX_SKEW, MAX_SKEW + 0.01, 1.0)
-    best = float(coarse[np.argmax([sharpness(a) for a in coarse])])
-    fine = best + FINE_STEP * np.arange(-4, 5)
-    scores = np.array([sharpness(a) for a in fine])
-    return -(float(fine[scores.argmax()]) + FINE_STEP * _peak_offset(scores))
+        scores.append(float(np.square(np.diff(rows)).sum()))
+    return np.array(scores)
 
 
 def _peak_offset(scores: np.ndarray) -> float:
