@@ -113,6 +113,25 @@ def test_the_decoder_votes_only_where_the_ctc_votes_split():
     assert [ctc_votes_split(np.arange(8) < k) for k in range(9)] == [False] * 2 + [True] * 5 + [False] * 2
 
 
+def test_an_even_split_turns_the_page_the_way_its_lines_read_surer_overall():
+    """8 of 16 votes for turning: the summed differences between the turned and the as-read scores
+    settle it, the CTC head's and the decoder's alike."""
+    from ocrkit.orientation.lines import SURE_VOTE, turned_reads_better
+
+    crops = [np.full((10, 40), i, np.uint8) for i in range(8)]
+
+    def ctc(batch):  # 3 of 8 surer turned, each by 0.05; 5 less sure, each by 0.02
+        return [0.5] * 8 + [0.55] * 3 + [0.48] * 5
+
+    def decoder(surer_by):  # 5 of 8 surer turned by `surer_by`; 3 less sure by 0.1
+        return lambda batch: [("", 0.5 + surer_by)] * 5 + [("", 0.4)] * 3
+
+    as_read = [0.5] * 8
+    assert turned_reads_better(crops, as_read, ctc, decoder(0.2)) is True  # +0.15 - 0.1 + 1.0 - 0.3
+    assert turned_reads_better(crops, as_read, ctc, decoder(0.01)) is False  # +0.15 - 0.1 + 0.05 - 0.3
+    assert turned_reads_better(crops, as_read, ctc, decoder(0.2), SURE_VOTE) is False  # no clear vote
+
+
 def test_a_classifier_sure_of_the_direction_is_overruled_only_by_a_clear_vote():
     from ocrkit.orientation.lines import DIRECTION_SURE, SURE_VOTE, VOTE, turned_reads_better, vote_to_turn
 

@@ -78,16 +78,20 @@ def turned_reads_better(
     those votes split (`ctc_votes_split`), each crop votes a second time by the decoder's reading score
     (`read`, the turned crops, against `scores`, their scores as the page was read). The decoder mends
     most of the CTC head's wrong directions on hands and early print but reads one 19th-c. hand surer
-    upside down, where the CTC votes were clear (docs/models/orientation/training-log.md)."""
+    upside down, where the CTC votes were clear (docs/models/orientation/training-log.md). An even
+    split of a plain majority vote is settled by the summed score differences."""
     if not crops:
         return False
     turned = [np.ascontiguousarray(c[::-1, ::-1]) for c in crops]
     ctc = np.asarray(confidences(crops + turned), np.float64)
-    votes = ctc[len(crops) :] > ctc[: len(crops)]
-    if ctc_votes_split(votes):
+    surer = ctc[len(crops) :] - ctc[: len(crops)]  # per vote: how much surer the line reads turned
+    if ctc_votes_split(surer > 0):
         decoder = np.asarray([score for _, score in read(turned)], np.float64)
-        votes = np.concatenate([votes, decoder > np.asarray(scores, np.float64)])
-    return float(votes.mean()) > vote
+        surer = np.concatenate([surer, decoder - np.asarray(scores, np.float64)])
+    share = float((surer > 0).mean())
+    if share == vote == VOTE:  # an even split: the lines lean the way they read surer overall
+        return float(surer.sum()) > 0
+    return share > vote
 
 
 def ctc_votes_split(votes: np.ndarray) -> bool:
