@@ -50,7 +50,7 @@ def child_ocrkit(args: argparse.Namespace) -> int:
     ocr.recognizer.read_placed = _timed(ocr.recognizer.read_placed, clock, "recognize")
     # setting a page upright and level (its classifier, turn and skew estimate), and its lines read both
     # ways up where its first reading is unsure
-    ocr._reads_better_turned = _timed(ocr._reads_better_turned, clock, "orient")
+    ocr._lines_direction = _timed(ocr._lines_direction, clock, "orient")
     ocr._upright = _timed(ocr._upright, clock, "orient")
     stages = {}
     for path in images:

@@ -22,10 +22,12 @@ from ocrkit.images.io import PageSource, load_page
 from ocrkit.images.line_crops import crop_lines, crop_windows
 from ocrkit.orientation.decide import told
 from ocrkit.orientation.lines import (
+    KEEP,
+    READ_BOTH,
     VOTE,
+    lines_direction,
     reads_upright,
     sure_characters_per_line,
-    turned_reads_better,
     vote_to_turn,
     widest,
 )
@@ -249,17 +251,21 @@ class OCR:
         ]
         self._read_lines([framing.image for framing in framed], found)
         self._settle_unsure_axes(images, names, pages, framed, found)
-        turned_round = [
-            i
+        directions = {
+            i: self._lines_direction(framing, page)
             for i, (framing, page) in enumerate(zip(framed, found, strict=True))
-            if framing.orientation is not None
-            and framing.orientation.method in ("lines", "reading")
-            and self._reads_better_turned(framing, page)
-        ]
+            if framing.orientation is not None and framing.orientation.method in ("lines", "reading")
+        }
+        turned_round = [i for i, direction in directions.items() if direction != KEEP]
+        as_it_lay = {i: (replace(framed[i]), found[i]) for i in turned_round if directions[i] == READ_BOTH}
         for i in turned_round:
             found[i] = self._turn_round(framed[i], found[i])
         if turned_round:
             self._read_lines([framed[i].image for i in turned_round], [found[i] for i in turned_round])
+        for i, (framing, page) in as_it_lay.items():  # read both ways up: the surer reading is kept
+            if text_per_line(found[i]) <= text_per_line(page):
+                page.seconds = found[i].seconds
+                framed[i], found[i] = framing, page
         for page, sent, framing in zip(found, images, framed, strict=True):
             text = [line for line in page.lines if is_text(line.text)]
             page.not_text = [line for line in page.lines if not is_text(line.text)]
@@ -326,26 +332,26 @@ class OCR:
                 framed[i], found[i] = framing, page
             framed[i].orientation = replace(framed[i].orientation, method="reading")
 
-    def _reads_better_turned(self, framing: Framing, page: Page) -> bool:
+    def _lines_direction(self, framing: Framing, page: Page) -> str:
         """For a page whose lines' axis is known (from the classifier, or from reading it both ways
-        across) but not their direction, already read as it lies: its widest lines read sure settle it
+        across) but not their direction, already read as it lies: its widest lines read sure keep it
         upright; else they are read again as they are and turned half a turn (CTC confidence, and the
-        decoder's score where those votes split: ocrkit.orientation.lines) and vote, a classifier sure
-        of the direction it chose being overruled only by a clear vote."""
+        decoder's score where those votes split: ocrkit.orientation.lines) and vote to turn it, keep it
+        or read it both ways, a classifier sure of the direction it chose being overruled only by a
+        clear vote."""
         boxes = page.boxes()
         if not len(boxes):
-            return False
+            return KEEP
         checked = widest(boxes)
         if reads_upright(np.array([page.lines[i].rec_score for i in checked])):
-            return False
+            return KEEP
         crops = crop_lines(framing.image, boxes[checked])
         orientation = framing.orientation
         # a classifier sure of the direction is overruled only by a clear vote where its turn was undone
         vote = vote_to_turn(orientation.confidence) if orientation.applied == orientation.angle else VOTE
         scores = [page.lines[i].rec_score for i in checked]
-        return turned_reads_better(
-            crops, scores, self.recognizer.line_confidences, self.recognizer.recognize, vote
-        )
+        recognizer = self.recognizer
+        return lines_direction(crops, scores, recognizer.line_confidences, recognizer.recognize, vote)
 
     def _turn_round(self, framing: Framing, page: Page) -> Page:
         """The page turned half a turn and its lines found again (to be read again): lines found upside

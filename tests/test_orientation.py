@@ -81,20 +81,21 @@ def _decoder_must_not_be_asked(batch):
 
 
 def test_lines_that_read_better_turned_round_turn_the_page():
-    from ocrkit.orientation.lines import turned_reads_better
+    from ocrkit.orientation.lines import KEEP, TURN, lines_direction
 
     crops = [np.tile(np.arange(20, dtype=np.uint8)[:, None], (1, 60)) for _ in range(3)]  # dark at the top
     check = (_sure_when_dark_below, _decoder_must_not_be_asked)  # unanimous CTC votes settle it
-    assert turned_reads_better(crops, _sure_when_dark_below(crops), *check) is True
+    assert lines_direction(crops, _sure_when_dark_below(crops), *check) == TURN
     upright = [c[::-1] for c in crops]
-    assert turned_reads_better(upright, _sure_when_dark_below(upright), *check) is False
-    assert turned_reads_better([], [], *check) is False
+    assert lines_direction(upright, _sure_when_dark_below(upright), *check) == KEEP
+    assert lines_direction([], [], *check) == KEEP
 
 
 def test_the_decoder_votes_only_where_the_ctc_votes_split():
     """8 lines: 1 of 8 CTC votes for turning is clear (the decoder is not asked); 3 of 8 is split, and
-    each line's decoder vote is counted beside its CTC vote."""
-    from ocrkit.orientation.lines import ctc_votes_split, turned_reads_better
+    each line's decoder vote is counted beside its CTC vote; a split vote that keeps the page asks for
+    it to be read both ways up."""
+    from ocrkit.orientation.lines import KEEP, READ_BOTH, TURN, ctc_votes_split, lines_direction
 
     crops = [np.full((10, 40), i, np.uint8) for i in range(8)]
 
@@ -105,18 +106,18 @@ def test_the_decoder_votes_only_where_the_ctc_votes_split():
         return lambda batch: [("text", 0.9)] * count + [("text", 0.1)] * (len(batch) - count)
 
     as_read = [0.5] * 8
-    assert turned_reads_better(crops, as_read, ctc_turned_surer(1), _decoder_must_not_be_asked) is False
-    assert turned_reads_better(crops, as_read, ctc_turned_surer(7), _decoder_must_not_be_asked) is True
-    assert turned_reads_better(crops, as_read, ctc_turned_surer(3), decoder_turned_surer(8)) is True  # 11/16
-    assert turned_reads_better(crops, as_read, ctc_turned_surer(5), decoder_turned_surer(0)) is False  # 5/16
-    assert turned_reads_better(crops, as_read, ctc_turned_surer(5), decoder_turned_surer(4)) is True  # 9/16
+    assert lines_direction(crops, as_read, ctc_turned_surer(1), _decoder_must_not_be_asked) == KEEP
+    assert lines_direction(crops, as_read, ctc_turned_surer(7), _decoder_must_not_be_asked) == TURN
+    assert lines_direction(crops, as_read, ctc_turned_surer(3), decoder_turned_surer(8)) == TURN  # 11/16
+    assert lines_direction(crops, as_read, ctc_turned_surer(5), decoder_turned_surer(0)) == READ_BOTH  # 5/16
+    assert lines_direction(crops, as_read, ctc_turned_surer(5), decoder_turned_surer(4)) == TURN  # 9/16
     assert [ctc_votes_split(np.arange(8) < k) for k in range(9)] == [False] * 2 + [True] * 5 + [False] * 2
 
 
 def test_an_even_split_turns_the_page_the_way_its_lines_read_surer_overall():
     """8 of 16 votes for turning: the summed differences between the turned and the as-read scores
     settle it, the CTC head's and the decoder's alike."""
-    from ocrkit.orientation.lines import SURE_VOTE, turned_reads_better
+    from ocrkit.orientation.lines import KEEP, READ_BOTH, SURE_VOTE, TURN, lines_direction
 
     crops = [np.full((10, 40), i, np.uint8) for i in range(8)]
 
@@ -127,13 +128,21 @@ def test_an_even_split_turns_the_page_the_way_its_lines_read_surer_overall():
         return lambda batch: [("", 0.5 + surer_by)] * 5 + [("", 0.4)] * 3
 
     as_read = [0.5] * 8
-    assert turned_reads_better(crops, as_read, ctc, decoder(0.2)) is True  # +0.15 - 0.1 + 1.0 - 0.3
-    assert turned_reads_better(crops, as_read, ctc, decoder(0.01)) is False  # +0.15 - 0.1 + 0.05 - 0.3
-    assert turned_reads_better(crops, as_read, ctc, decoder(0.2), SURE_VOTE) is False  # no clear vote
+    assert lines_direction(crops, as_read, ctc, decoder(0.2)) == TURN  # +0.15 - 0.1 + 1.0 - 0.3
+    assert lines_direction(crops, as_read, ctc, decoder(0.01)) == READ_BOTH  # +0.15 - 0.1 + 0.05 - 0.3
+    assert lines_direction(crops, as_read, ctc, decoder(0.2), SURE_VOTE) == KEEP  # no clear vote
 
 
 def test_a_classifier_sure_of_the_direction_is_overruled_only_by_a_clear_vote():
-    from ocrkit.orientation.lines import DIRECTION_SURE, SURE_VOTE, VOTE, turned_reads_better, vote_to_turn
+    from ocrkit.orientation.lines import (
+        DIRECTION_SURE,
+        KEEP,
+        SURE_VOTE,
+        TURN,
+        VOTE,
+        lines_direction,
+        vote_to_turn,
+    )
 
     crops = [np.full((10, 40), i, np.uint8) for i in range(8)]
 
@@ -145,8 +154,8 @@ def test_a_classifier_sure_of_the_direction_is_overruled_only_by_a_clear_vote():
 
     check = (five_of_eight_surer_turned, read_five_of_eight_surer)
     assert vote_to_turn(DIRECTION_SURE) == SURE_VOTE and vote_to_turn(DIRECTION_SURE - 0.01) == VOTE
-    assert turned_reads_better(crops, [0.5] * 8, *check, VOTE) is True
-    assert turned_reads_better(crops, [0.5] * 8, *check, SURE_VOTE) is False
+    assert lines_direction(crops, [0.5] * 8, *check, VOTE) == TURN
+    assert lines_direction(crops, [0.5] * 8, *check, SURE_VOTE) == KEEP
 
 
 def test_only_a_page_whose_widest_lines_read_sure_skips_the_check_both_ways():
@@ -281,6 +290,33 @@ def test_a_steeply_skewed_page_is_read_on_both_axes_even_when_the_classifier_is_
     assert (page.orientation.applied, page.orientation.method) == (applied, method)
     assert page.orientation.skew == skew and len(said) == 2 - readings
     assert (page.width, page.height) == (260, 200)
+
+
+@pytest.mark.parametrize(("as_it_lies", "turned_round", "applied"), [(1.0, 5.0, 90), (5.0, 1.0, 270)])
+def test_a_page_the_lines_split_on_keeps_the_way_up_whose_whole_reading_says_more(
+    tiny_detector_dir, tiny_recognizer_dir, monkeypatch, as_it_lies, turned_round, applied
+):
+    import ocrkit.pipeline as pipeline
+    from ocrkit.orientation.lines import READ_BOTH
+
+    ocr = pipeline.OCR(tiny_detector_dir, tiny_recognizer_dir, orientation=0)
+    ocr.orienter = _SureOfAxis(270)
+    monkeypatch.setattr(pipeline, "page_skew", lambda page: 0.0)
+    monkeypatch.setattr(pipeline, "lines_direction", lambda *args: READ_BOTH)
+    said = [as_it_lies, turned_round]  # the reading turned round is scored first, then the page as it lay
+    calls = []
+
+    def text_per_line(page):
+        calls.append(page)
+        return said[2 - len(calls)]
+
+    monkeypatch.setattr(pipeline, "text_per_line", text_per_line)
+    image = page_image(h=200, w=260, seed=5)
+    page = ocr.read(image)
+    assert len(calls) == 2 and page.orientation.applied == applied
+    expected = pipeline.OCR(tiny_detector_dir, tiny_recognizer_dir, orientation=applied).read(image)
+    assert [x.text for x in page.lines] == [x.text for x in expected.lines]
+    np.testing.assert_allclose(page.boxes(), expected.boxes(), atol=1e-3)
 
 
 @pytest.fixture(scope="module")
@@ -465,16 +501,16 @@ def test_the_lines_need_a_clear_vote_only_against_a_turn_the_classifier_was_sure
     tiny_detector_dir, tiny_recognizer_dir, monkeypatch, applied, vote
 ):
     import ocrkit.pipeline as pipeline
-    from ocrkit.orientation.lines import SURE_VOTE, VOTE
+    from ocrkit.orientation.lines import KEEP, SURE_VOTE, VOTE
 
     ocr = pipeline.OCR(tiny_detector_dir, tiny_recognizer_dir, orientation=0)
     monkeypatch.setattr(pipeline, "reads_upright", lambda scores: False)
     votes = []
     monkeypatch.setattr(
-        pipeline, "turned_reads_better", lambda crops, scores, ctc, read, v: votes.append(v) or False
+        pipeline, "lines_direction", lambda crops, scores, ctc, read, v: votes.append(v) or KEEP
     )
     image = page_image(seed=4)
     page = ocr.detect(image)
     framing = pipeline.Framing(image, Orientation(180, 0.995, applied, method="reading"))
-    assert not ocr._reads_better_turned(framing, page)
+    assert ocr._lines_direction(framing, page) == KEEP
     assert votes == [SURE_VOTE if vote == "sure" else VOTE]

@@ -4,7 +4,7 @@ text, and print on the wrong axis is cut into many short boxes read as a letter 
 
 A page is read first as the classifier turned it. If its widest lines read sure (`reads_upright`), it
 is upright and nothing more is read; otherwise those lines are read again both ways up by the CTC head,
-and turned by the decoder where the CTC votes split (`turned_reads_better`). Reading the widest lines
+and turned by the decoder where the CTC votes split (`lines_direction`). Reading the widest lines
 both ways cost 0.13 s of a receipt's 0.8 s (ONNX, 2 threads); most pages people send are upright print,
 which the first reading already settles."""
 
@@ -66,32 +66,42 @@ def sure_characters_per_line(texts: Sequence[str], scores: Sequence[float]) -> f
     return float(sum(len(text) * score for text, score in zip(texts, scores, strict=True)) / len(texts))
 
 
-def turned_reads_better(
+TURN, KEEP, READ_BOTH = "turn", "keep", "read both"  # what the lines' votes ask of a page
+
+
+def lines_direction(
     crops: list[np.ndarray],
     scores: Sequence[float],
     confidences: Callable[[list[np.ndarray]], list[float]],
     read: Callable[[list[np.ndarray]], list[tuple[str, float]]],
     vote: float = VOTE,
-) -> bool:
-    """Whether more than `vote` of the line crops' votes say they read surer turned half a turn. Each
+) -> str:
+    """TURN if more than `vote` of the line crops' votes say they read surer turned half a turn. Each
     crop votes by the CTC head's confidence (`confidences`, the crops as they are and turned); where
     those votes split (`ctc_votes_split`), each crop votes a second time by the decoder's reading score
     (`read`, the turned crops, against `scores`, their scores as the page was read). The decoder mends
     most of the CTC head's wrong directions on hands and early print but reads one 19th-c. hand surer
     upside down, where the CTC votes were clear (docs/models/orientation/training-log.md). An even
-    split of a plain majority vote is settled by the summed score differences."""
+    split of a plain majority vote is settled by the summed score differences. A split plain vote
+    that keeps the page asks for READ_BOTH: a few faint widest lines can outvote a page whose other
+    lines read far surer the other way up (a dot-matrix receipt), so the whole page is read both ways."""
     if not crops:
-        return False
+        return KEEP
     turned = [np.ascontiguousarray(c[::-1, ::-1]) for c in crops]
     ctc = np.asarray(confidences(crops + turned), np.float64)
     surer = ctc[len(crops) :] - ctc[: len(crops)]  # per vote: how much surer the line reads turned
-    if ctc_votes_split(surer > 0):
+    split = ctc_votes_split(surer > 0)
+    if split:
         decoder = np.asarray([score for _, score in read(turned)], np.float64)
         surer = np.concatenate([surer, decoder - np.asarray(scores, np.float64)])
     share = float((surer > 0).mean())
     if share == vote == VOTE:  # an even split: the lines lean the way they read surer overall
-        return float(surer.sum()) > 0
-    return share > vote
+        turn = float(surer.sum()) > 0
+    else:
+        turn = share > vote
+    if turn:
+        return TURN
+    return READ_BOTH if split and vote == VOTE else KEEP
 
 
 def ctc_votes_split(votes: np.ndarray) -> bool:
