@@ -56,10 +56,10 @@ class Orientation:
     classifier's `confidence`; `applied` is the turn undone before reading (0 when it was unsure), and
     `skew` the small turn (degrees counter-clockwise) its print had and that was undone after it.
     `method`: how the turn was found: "classifier" (sure of it), "lines" (sure of the lines' axis only:
-    the page's lines read both ways up decided their direction), "reading" (unsure of the axis, or the
-    page skewed steeply: the page read on its first axis and turned a quarter turn decided the axis, its
-    lines the direction), "unsure" (no
-    text found either way: read as sent) or "told" (the caller)."""
+    the page's widest lines read both ways up decided their direction, or, where their votes split,
+    the whole page read both ways up), "reading" (unsure of the axis, or the page skewed steeply: the
+    page read on its first axis and turned a quarter turn decided the axis, its lines the direction),
+    "unsure" (no text found either way: read as sent) or "told" (the caller)."""
 
     angle: int
     confidence: float
