@@ -31,6 +31,7 @@ from ocrkit.orientation.lines import (
     vote_to_turn,
     widest,
 )
+from ocrkit.orientation.patches import to_gray
 from ocrkit.orientation.skew import MIN_SKEW, STEEP_SKEW, corners_back, page_skew, straighten_to_print
 from ocrkit.pages.document import Line, Orientation, Page
 from ocrkit.pages.not_text import is_text
@@ -279,20 +280,23 @@ class OCR:
     def _upright(self, image: np.ndarray) -> Framing:
         """The page as it is read: turned upright and, with `orientation="auto"`, straightened when its
         print is skewed by MIN_SKEW or more."""
-        orientation = self.orient(image)
+        gray = to_gray(image) if self.orienter is not None else None  # the classifier's and the skew's
+        orientation = self.orient(image if gray is None else gray)
         if orientation is None:
             return Framing(image, None)
-        return self._framed(image, orientation)
+        return self._framed(image, orientation, gray)
 
-    def _framed(self, image: np.ndarray, orientation: Orientation) -> Framing:
-        """The page turned as `orientation` says and, with a classifier, straightened."""
+    def _framed(self, image: np.ndarray, orientation: Orientation, gray: np.ndarray | None = None) -> Framing:
+        """The page turned as `orientation` says and, with a classifier, straightened (`gray`: the page
+        as sent in gray, where it is already made)."""
         page = upright(image, orientation.turns)
         if self.orienter is None:
             return Framing(page, orientation, orientation.turns)
-        skew = page_skew(page)
+        gray = upright(to_gray(image) if gray is None else gray, orientation.turns)
+        skew = page_skew(gray)
         if abs(skew) < MIN_SKEW:
             return Framing(page, orientation, orientation.turns)
-        straight, back = straighten_to_print(page, skew)
+        straight, back = straighten_to_print(page, skew, gray)
         return Framing(straight, replace(orientation, skew=round(skew, 2)), orientation.turns, back)
 
     def _settle_unsure_axes(

@@ -395,6 +395,20 @@ def test_skew_is_measured_within_half_a_degree(degrees):
     assert page_skew(_skewed_text_page(degrees)) == pytest.approx(degrees, abs=0.5)
 
 
+def test_the_skew_and_the_cut_to_print_read_the_gray_page_as_they_read_the_colour_one():
+    """The pipeline hands the skew estimate and the cut the gray page the classifier already made,
+    turned upright: the same estimate and the same straightened page as from the colour page."""
+    from ocrkit.images.frame import upright
+    from ocrkit.orientation.patches import to_gray
+    from ocrkit.orientation.skew import page_skew, straighten_to_print
+
+    sent = np.ascontiguousarray(np.rot90(_skewed_text_page(7.0), -1))  # sent a quarter turn clockwise
+    page, gray = upright(sent, 1), upright(to_gray(sent), 1)
+    assert page_skew(gray) == page_skew(page) == pytest.approx(7.0, abs=0.5)
+    (cut, back), (cut_gray, back_gray) = straighten_to_print(page, 7.0), straighten_to_print(page, 7.0, gray)
+    assert cut.shape == cut_gray.shape and (cut == cut_gray).all() and (back == back_gray).all()
+
+
 def test_the_peak_between_quarter_degrees_is_placed_by_its_parabola():
     from ocrkit.orientation.skew import _peak_offset
 

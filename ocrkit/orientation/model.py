@@ -62,5 +62,5 @@ class OrientationClassifier:
         return self.model(torch.from_numpy(windows)).float().numpy()
 
     def classify(self, image: np.ndarray) -> Orientation:
-        """How an RGB page was sent (ocrkit.orientation.decide.classify)."""
+        """How a page (RGB, or gray) was sent (ocrkit.orientation.decide.classify)."""
         return classify(image, self.spec, self.logits)

@@ -22,9 +22,17 @@ MIN_LETTER_PX = 6  # ink components smaller than this are specks and noise
 LETTER_SHARE = 3  # a letter is at most a third of a window high and wide
 
 
+def to_gray(image: np.ndarray) -> np.ndarray:
+    """The page in gray at its own size (a gray uint8 page as it is): made once per page, it serves the
+    classifier and the skew estimate both."""
+    if image.ndim == 2 and image.dtype == np.uint8:
+        return np.ascontiguousarray(image)
+    return cv2.cvtColor(to_rgb_uint8(image), cv2.COLOR_RGB2GRAY)
+
+
 def gray_page(image: np.ndarray, page_side: int) -> np.ndarray:
-    """The page in gray, scaled (down or up) so its long side is `page_side`."""
-    gray = cv2.cvtColor(to_rgb_uint8(image), cv2.COLOR_RGB2GRAY)
+    """The page (RGB or gray) in gray, scaled (down or up) so its long side is `page_side`."""
+    gray = to_gray(image)
     scale = page_side / max(gray.shape)
     size = (max(1, round(gray.shape[1] * scale)), max(1, round(gray.shape[0] * scale)))
     return cv2.resize(gray, size, interpolation=cv2.INTER_AREA if scale < 1 else cv2.INTER_LINEAR)
