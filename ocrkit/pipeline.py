@@ -292,11 +292,11 @@ class OCR:
         page = upright(image, orientation.turns)
         if self.orienter is None:
             return Framing(page, orientation, orientation.turns)
-        gray = upright(to_gray(image) if gray is None else gray, orientation.turns)
-        skew = page_skew(gray)
+        gray_page = upright(to_gray(image) if gray is None else gray, orientation.turns)
+        skew = page_skew(gray_page)
         if abs(skew) < MIN_SKEW:
             return Framing(page, orientation, orientation.turns)
-        straight, back = straighten_to_print(page, skew, gray)
+        straight, back = straighten_to_print(page, skew, gray_page)
         return Framing(straight, replace(orientation, skew=round(skew, 2)), orientation.turns, back)
 
     def _settle_unsure_axes(
