@@ -94,6 +94,10 @@ def test_a_stored_reading_is_reused_only_while_all_it_depends_on_is_unchanged(
         before = len(readings)
         changed.write_bytes(changed.read_bytes() + b"!")
         assert counts()[0] == [[1, 1, before + 1, 10]]  # read again
+    other = tmp_path / "recognizer"  # a candidate read with another recognizer is another reading
+    other.mkdir()
+    (other / "model.safetensors").write_bytes(b"other weights")
+    assert judge.reading_key(detector, pages, other) != judge.reading_key(detector, pages)
     uncached = judge.read_counts(lambda folder: None, detector, pages, None)
     assert uncached.tolist() == [[1, 1, len(readings), 10]]  # no cache: always read
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ocrkit.images.line_band import line_band, without_stray_ink
+from ocrkit.images.line_band import cut_to_line, line_band, without_stray_ink
 from ocrkit.images.line_preprocess import LinePreprocess
 
 PAPER, INK = 230, 20
@@ -91,3 +91,33 @@ def test_accents_commas_and_a_broken_stroke_of_a_tight_crop_stay():
     assert without_stray_ink(glyph) is glyph
     blank = _paper(40)
     assert without_stray_ink(blank) is blank  # no ink: nothing to paint
+
+
+def _dense_print() -> np.ndarray:
+    """A line (ascenders rows 16-28, x-height 28-44) under the bottom of the line above (x-height cut by
+    the crop's edge at rows 0-10, descenders to row 22), one descender touching one of the line's
+    ascenders: no blank row and no separate piece of ink between them."""
+    crop = _paper(56)
+    crop[0:10] = _text_rows(10)
+    crop[28:44] = _text_rows(16)
+    for col in (46, 100, 154, 208):
+        crop[10:22, col : col + 2] = INK  # the line above's descenders
+    for col in (44, 122, 230):
+        crop[16:28, col : col + 4] = INK  # the line's ascenders, the first touching a descender
+    return crop
+
+
+def test_a_neighbour_touching_the_line_is_cut_off_along_the_clearest_path():
+    crop = _dense_print()
+    assert line_band(crop) == (0, crop.shape[0])
+    cleaned, top, bottom = cut_to_line(crop)
+    assert (cleaned[0:10] > 200).all()  # the line above's x-height is paper
+    assert (cleaned[28:44] == crop[28:44]).all()  # the line's own x-height is untouched
+    assert (cleaned[18:28, 122:126] == INK).all() and (cleaned[18:28, 230:234] == INK).all()
+    assert 10 <= top <= 18 and bottom >= 44  # and the crop is cut to it
+
+
+def test_a_tight_crop_comes_back_as_it_was():
+    tight = np.concatenate([_paper(3), _text_rows(26), _paper(3)])
+    cleaned, top, bottom = cut_to_line(tight)
+    assert cleaned is tight and (top, bottom) == (0, tight.shape[0])

@@ -6,6 +6,9 @@ with the real neighbouring lines' ascenders and descenders in the crop.
   ocrkit recognize benchmarks/framing/lines.jsonl --out preds.jsonl
   ocrkit evaluate rec --gt benchmarks/framing/lines.jsonl --pred preds.jsonl   # one row per framing
 
+A second set to tune on, disjoint from the first (other lines, so that what is tuned is not judged on
+the lines it was tuned on): `--seed 1 --skip benchmarks/framing/lines.jsonl --out data/framing_tune`.
+
 Each line keeps its subset name with the framing appended (`…/tight`, `…/blank_above`, `…/blank_below`,
 `…/neighbours`), so the CER of each framing is read beside the tight crop's. Neighbours are the lines
 just above and below on the same page (the manifests list a page's lines in order, named `<page>_NNN`),
@@ -35,11 +38,16 @@ def main() -> int:
     parser.add_argument("manifests", nargs="+", type=Path)
     parser.add_argument("--per-manifest", type=int, default=60)
     parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument(
+        "--seed", type=int, default=0, help="order the lines are drawn in (0: the test set's)"
+    )
+    parser.add_argument("--skip", type=Path, help="a framing set's lines.jsonl whose lines are left out")
     args = parser.parse_args()
+    skipped = _line_stems(args.skip) if args.skip else set()
     args.out.mkdir(parents=True, exist_ok=True)
     records = []
     for manifest in args.manifests:
-        records += build(manifest, args.per_manifest, args.out)
+        records += build(manifest, args.per_manifest, args.out, args.seed, skipped)
     with open(args.out / "lines.jsonl", "w", encoding="utf-8") as f:
         for rec in records:
             f.write(json.dumps(rec, ensure_ascii=False) + "\n")
@@ -47,11 +55,25 @@ def main() -> int:
     return 0
 
 
-def build(manifest: Path, count: int, out: Path) -> list[dict]:
+def _line_stems(framing_lines: Path) -> set[str]:
+    """The names (without folder and suffix) of the lines a framing set was built from."""
+    rows = framing_lines.read_text(encoding="utf-8").splitlines()
+    return {Path(json.loads(row)["image"]).stem for row in rows if row.strip()}
+
+
+def build(
+    manifest: Path, count: int, out: Path, seed: int = 0, skipped: set[str] | None = None
+) -> list[dict]:
     lines = [json.loads(x) for x in manifest.read_text(encoding="utf-8").splitlines() if x.strip()]
     by_name = {rec["image"]: rec for rec in lines}
-    candidates = [rec for rec in lines if _neighbour(rec, by_name, -1) and _neighbour(rec, by_name, 1)]
-    random.Random(0).shuffle(candidates)
+    candidates = [
+        rec
+        for rec in lines
+        if _neighbour(rec, by_name, -1)
+        and _neighbour(rec, by_name, 1)
+        and Path(rec["image"]).stem not in (skipped or set())
+    ]
+    random.Random(seed).shuffle(candidates)
     records = []
     for rec in candidates[:count]:
         line = _gray(manifest.parent / rec["image"])

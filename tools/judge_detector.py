@@ -93,10 +93,11 @@ def page_counts(ocr, page: dict) -> PageCounts:
     return match_count(boxes, page["boxes"]), len(page["boxes"]), edit_distance(ref, hyp), len(ref)
 
 
-def reading_key(detector: Path, pages: list[dict]) -> str:
-    """A digest of what a reading of `pages` with `detector` depends on: the folder's files, the shipped
-    recognizer's and orientation's, ocrkit's code, this scoring and the pages (cards left out)."""
-    models = [PACKAGE / "models" / name for name in ("recognizer", "orientation")]
+def reading_key(detector: Path, pages: list[dict], recognizer: Path | None = None) -> str:
+    """A digest of what a reading of `pages` with `detector` depends on: the folder's files, the
+    recognizer's (default: the shipped one) and the shipped orientation's, ocrkit's code, this scoring
+    and the pages (cards left out)."""
+    models = [recognizer or PACKAGE / "models" / "recognizer", PACKAGE / "models" / "orientation"]
     files = [Path(__file__).resolve(), *sorted(PACKAGE.rglob("*.py"))]
     for folder in [detector, *models]:
         files += sorted(f for f in folder.rglob("*") if f.is_file() and f.suffix != ".md")
@@ -108,10 +109,13 @@ def reading_key(detector: Path, pages: list[dict]) -> str:
     return digest.hexdigest()[:20]
 
 
-def read_counts(ocr_for, detector: Path, pages: list[dict], cache: Path | None) -> np.ndarray:
-    """(pages, 4) PageCounts of `detector` on `pages`, from `cache` when that reading is stored there;
-    `ocr_for(detector)` builds the reader only when the pages must be read."""
-    stored = cache / f"{reading_key(detector, pages)}.json" if cache is not None else None
+def read_counts(
+    ocr_for, detector: Path, pages: list[dict], cache: Path | None, recognizer: Path | None = None
+) -> np.ndarray:
+    """(pages, 4) PageCounts of `detector` (with `recognizer`, default the shipped one) on `pages`, from
+    `cache` when that reading is stored there; `ocr_for(detector)` builds the reader only when the pages
+    must be read."""
+    stored = cache / f"{reading_key(detector, pages, recognizer)}.json" if cache is not None else None
     if stored is not None and stored.is_file():
         return stored_counts(stored, pages)
     ocr = ocr_for(detector)
@@ -204,6 +208,12 @@ def main() -> None:
         help="the base's per-page readings stored by an earlier run (a --cache file), e.g. by the code "
         "before a post-processing change; the base is then not read",
     )
+    ap.add_argument(
+        "--candidate-rec",
+        type=Path,
+        help="recognizer folder the candidate is read with (default: the shipped one), to judge a reading "
+        "setting of the recognizer through the pages: the candidate may then be the shipped detector",
+    )
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args()
     from ocrkit.pipeline import OCR
@@ -211,14 +221,20 @@ def main() -> None:
     pages = pages_of(args.unseen, "unseen") + pages_of(args.in_source, "in-source")
     cache = None if args.no_cache else args.cache
 
-    def ocr_for(folder: Path) -> OCR:
-        return OCR(det_model=folder, backend="torch", threads=args.threads)
+    def ocr_for(folder: Path, recognizer: Path | None = None) -> OCR:
+        return OCR(det_model=folder, rec_model=recognizer, backend="torch", threads=args.threads)
 
     counts = {
         "base": stored_counts(args.base_reading, pages)
         if args.base_reading
         else read_counts(ocr_for, args.base, pages, cache),
-        "candidate": read_counts(ocr_for, args.candidate, pages, cache),
+        "candidate": read_counts(
+            lambda folder: ocr_for(folder, args.candidate_rec),
+            args.candidate,
+            pages,
+            cache,
+            args.candidate_rec,
+        ),
     }
     rows = subset_rows(pages, counts["base"], counts["candidate"])
     summary, ships = decide(rows)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
-from ocrkit.images.line_band import line_band, without_stray_ink
+from ocrkit.images.line_band import cut_to_line
 from ocrkit.images.preprocess import letterbox, padded_size, to_rgb_uint8
 
 
@@ -59,10 +59,9 @@ class LinePreprocess:
         img = to_rgb_uint8(crop)
         if self.trim_margins:
             gray = cv2.cvtColor(img, cv2.COLOR_RGB2GRAY)
-            cleaned = without_stray_ink(gray)
+            cleaned, top, bottom = cut_to_line(gray)
             if cleaned is not gray:
                 img = np.where((cleaned != gray)[:, :, None], cleaned[:, :, None], img)
-            top, bottom = line_band(cleaned)
             img = img[top:bottom]
         if self.grayscale:
             img = np.repeat(cv2.cvtColor(img, cv2.COLOR_RGB2GRAY)[:, :, None], 3, axis=2)
