@@ -77,7 +77,7 @@ def without_stray_ink(gray: np.ndarray) -> np.ndarray:
     far = FAR_LOOSE if loose else FAR
     edge_top = top + EDGE_REACH * core if loose else top - EDGE_FAR * core
     edge_bottom = bottom - EDGE_REACH * core if loose else bottom + EDGE_FAR * core
-    count, labels, stats, _ = cv2.connectedComponentsWithStats(ink, connectivity=8)
+    _, labels, stats, _ = cv2.connectedComponentsWithStats(ink, connectivity=8)
     ys, hs, areas = stats[:, cv2.CC_STAT_TOP], stats[:, cv2.CC_STAT_HEIGHT], stats[:, cv2.CC_STAT_AREA]
     ends = ys + hs
     line_ink = areas[1:][(ys[1:] < bottom) & (ends[1:] > top)].sum()
