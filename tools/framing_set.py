@@ -43,7 +43,7 @@ def main() -> int:
     )
     parser.add_argument("--skip", type=Path, help="a framing set's lines.jsonl whose lines are left out")
     args = parser.parse_args()
-    skipped = _line_stems(args.skip) if args.skip else set()
+    skipped = _line_stems(args.skip) if args.skip else frozenset()
     args.out.mkdir(parents=True, exist_ok=True)
     records = []
     for manifest in args.manifests:
@@ -55,14 +55,14 @@ def main() -> int:
     return 0
 
 
-def _line_stems(framing_lines: Path) -> set[str]:
+def _line_stems(framing_lines: Path) -> frozenset[str]:
     """The names (without folder and suffix) of the lines a framing set was built from."""
     rows = framing_lines.read_text(encoding="utf-8").splitlines()
-    return {Path(json.loads(row)["image"]).stem for row in rows if row.strip()}
+    return frozenset(Path(json.loads(row)["image"]).stem for row in rows if row.strip())
 
 
 def build(
-    manifest: Path, count: int, out: Path, seed: int = 0, skipped: set[str] | None = None
+    manifest: Path, count: int, out: Path, seed: int = 0, skipped: frozenset[str] = frozenset()
 ) -> list[dict]:
     lines = [json.loads(x) for x in manifest.read_text(encoding="utf-8").splitlines() if x.strip()]
     by_name = {rec["image"]: rec for rec in lines}
@@ -71,7 +71,7 @@ def build(
         for rec in lines
         if _neighbour(rec, by_name, -1)
         and _neighbour(rec, by_name, 1)
-        and Path(rec["image"]).stem not in (skipped or set())
+        and Path(rec["image"]).stem not in skipped
     ]
     random.Random(seed).shuffle(candidates)
     records = []

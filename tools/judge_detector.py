@@ -13,6 +13,7 @@ max(0.01, 2 × the paired standard error over its pages) page CER.
 
     ocrkit models ship runs/det/best runs/det/cand --set score_threshold=0.25
     python tools/judge_detector.py runs/det/cand --out eval/judge_det.json
+    python tools/judge_detector.py ocrkit/models/detector --candidate-rec REC_FOLDER --out eval/judge_rec.json
 
 Reading 400 pages end to end takes ~25 minutes on two cores, and the shipped detector's reading is the
 same for every candidate: each model's per-page counts are kept in `--cache` under a key of everything
