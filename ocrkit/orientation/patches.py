@@ -39,10 +39,12 @@ def gray_page(image: np.ndarray, page_side: int) -> np.ndarray:
 
 
 def ink(gray: np.ndarray) -> np.ndarray:
-    """Print as True: Otsu's threshold, the smaller side taken as ink (dark on light or light on dark)."""
-    _, dark = cv2.threshold(gray, 0, 1, cv2.THRESH_BINARY_INV + cv2.THRESH_OTSU)
-    mask = dark.astype(bool)
-    return ~mask if mask.mean() > 0.5 else mask
+    """Print as 1 in a uint8 mask (what OpenCV's counting and turning take as it is): Otsu's threshold,
+    the smaller side taken as ink (dark on light or light on dark)."""
+    _, mask = cv2.threshold(gray, 0, 1, cv2.THRESH_BINARY_INV + cv2.THRESH_OTSU)
+    if 2 * cv2.countNonZero(mask) > mask.size:
+        mask ^= 1
+    return mask
 
 
 def page_windows(gray: np.ndarray, size: int, count: int) -> np.ndarray:
@@ -54,7 +56,7 @@ def page_windows(gray: np.ndarray, size: int, count: int) -> np.ndarray:
     step = size // 2
     ys = np.arange(0, page.shape[0] - size + 1, step)
     xs = np.arange(0, page.shape[1] - size + 1, step)
-    share = _window_sums(mask.astype(np.float32), ys, xs, size) / (size * size)
+    share = _window_sums(mask, ys, xs, size) / (size * size)
     letters = _letters_per_window(mask, size, len(ys), len(xs))
     # most letters first; ink share (below 1) orders windows with as many, and pages with none
     rank = np.where((share > 0) & (share <= MAX_INK), letters + share, -1.0)
@@ -75,7 +77,7 @@ def _letters_per_window(mask: np.ndarray, size: int, rows: int, cols: int) -> np
     """(rows, cols) counts of letter-sized ink components (MIN_LETTER_PX up to a LETTER_SHARE of a
     window high and wide) centred in each grid window: counted per half-window cell, then four cells
     summed, as windows are two cells wide on a grid of one-cell steps."""
-    _, _, stats, centres = cv2.connectedComponentsWithStats(mask.astype(np.uint8), connectivity=8)
+    _, _, stats, centres = cv2.connectedComponentsWithStats(mask, connectivity=8)
     width, height = stats[1:, cv2.CC_STAT_WIDTH], stats[1:, cv2.CC_STAT_HEIGHT]
     small = (stats[1:, cv2.CC_STAT_AREA] >= MIN_LETTER_PX) & (width <= size // LETTER_SHARE)
     small &= height <= size // LETTER_SHARE

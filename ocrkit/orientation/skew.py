@@ -34,7 +34,7 @@ FINE_STEP = 0.25  # degrees between the turns tried around the best whole degree
 def page_skew(image: np.ndarray) -> float:
     """Degrees the print of a page (RGB or gray) is turned counter-clockwise (negative: clockwise),
     within ±MAX_SKEW."""
-    mask = ink(_small_gray(image)).astype(np.uint8)
+    mask = ink(_small_gray(image))
     coarse = np.arange(-MAX_SKEW, MAX_SKEW + 0.01, 1.0)
     # whole degrees on every other row and column: a quarter of the pixels, the same best degree
     best = float(coarse[np.argmax(_sharpness(np.ascontiguousarray(mask[::2, ::2]), coarse))])
