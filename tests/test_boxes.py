@@ -138,3 +138,19 @@ def test_empty_inputs():
     assert B.nms(e, np.zeros(0), 0.5).shape == (0,)
     assert B.suppress_contained(e, np.zeros(0)).shape == (0,)
     assert B.iou(e, random_boxes(3, np.random.default_rng(0))).shape == (0, 3)
+
+
+def test_crowded_boxes_share_rows_and_columns_with_another():
+    from ocrkit.images.boxes import crowded
+
+    boxes = np.array(
+        [
+            [10, 10, 200, 44],  # its bottom rows overlap the next line's top
+            [10, 40, 200, 74],
+            [10, 74, 200, 100],  # touches the line above along an edge: no shared pixels
+            [210, 40, 300, 74],  # beside the second line, same rows, no shared columns
+        ],
+        np.float32,
+    )
+    assert crowded(boxes).tolist() == [True, True, False, False]
+    assert crowded(boxes[:1]).tolist() == [False] and crowded(np.zeros((0, 4))).tolist() == []

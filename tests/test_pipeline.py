@@ -196,3 +196,45 @@ def test_detect_finds_the_lines_read_reads(tiny_detector_dir, tiny_recognizer_di
         x.bbox for x in found.lines if x.bbox in [y.bbox for y in read.lines]
     ]
     assert len(found.lines) >= len(read.lines) > 0
+
+
+def test_crowded_lines_are_read_again_cut_once_the_page_is_read(
+    tmp_path, tiny_detector_dir, tiny_recognizer_dir
+):
+    # with the folder's `trim_crowded`, a line whose box overlaps another's is read again cut to its
+    # line after the whole page is read; the cut reading is kept where it is text, lines apart keep theirs
+    import shutil
+    from dataclasses import replace
+
+    from ocrkit.hub.model_folder import read_spec, write_spec
+
+    boxes = np.array([[10, 10, 200, 44], [10, 40, 200, 74], [10, 100, 200, 130]], float)
+    rec = tmp_path / "rec"
+    shutil.copytree(tiny_recognizer_dir, rec)
+    write_spec(rec, replace(read_spec(rec, "recognizer"), trim_crowded=True))
+
+    def read_with(folder):
+        calls = []
+
+        def read(crops, batch_size, trim_margins=None):
+            calls.append((len(crops), trim_margins))
+            if trim_margins:
+                return [placed("cut", 0.8), placed("- -", 0.9)][: len(crops)]
+            return [placed(f"whole {i}", 0.6) for i in range(len(crops))]
+
+        ocr = OCR(tiny_detector_dir, folder, orientation=0)
+        ocr.recognizer.read_placed = read
+        ocr.detect = lambda image, name, page: Page(
+            name, 300, 200, page=page, lines=_lines(boxes, np.ones(3))
+        )
+        return ocr.read(page_image(seed=4), name="p"), calls
+
+    page, calls = read_with(rec)
+    assert calls == [(3, None), (2, True)]
+    assert [(line.text, line.rec_score) for line in page.lines] == [
+        ("cut", 0.8),
+        ("whole 1", 0.6),
+        ("whole 2", 0.6),
+    ]
+    page, calls = read_with(tiny_recognizer_dir)
+    assert calls == [(3, None)] and [line.text for line in page.lines] == ["whole 0", "whole 1", "whole 2"]

@@ -72,6 +72,9 @@ class RecognizerSpec:
     decoder_max_chars: int | None = None  # attention decoding: longer CTC readings are kept (decode.routing)
     decoder_gate: float | None = None  # attention decoding: lines this sure in every CTC frame keep CTC's
     min_confidence: float | None = None  # pages: lines read less sure than this are dropped (None: none)
+    # pages: lines whose box overlaps a neighbour's are read again cut to their line once the page is
+    # upright (ocrkit.pipeline); the other lines and the orientation are read as without it
+    trim_crowded: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
     format_version: int = FORMAT_VERSION
 

@@ -147,6 +147,15 @@ def suppress_contained(boxes: np.ndarray, scores: np.ndarray, threshold: float =
     return order[~dropped].astype(np.int64)
 
 
+def crowded(boxes: np.ndarray) -> np.ndarray:
+    """Which boxes overlap another box of the same set (sharing rows and columns with it): a line box
+    crowded by its neighbour's holds that neighbour's ascenders or descenders."""
+    boxes = np.asarray(boxes, dtype=np.float32).reshape(-1, 4)
+    shared = intersection(boxes, boxes)
+    np.fill_diagonal(shared, 0.0)
+    return (shared > 0).any(axis=1)
+
+
 def nested_count(boxes: np.ndarray, threshold: float = 0.8) -> int:
     """How many boxes lie mostly (>= threshold of their area) inside another box of the same set: the
     nested boxes a page's output should not hold (a word box inside its line box reads the text twice).

@@ -68,10 +68,13 @@ class OnnxRecognizer:
         readings = read_crops(self, self.settings, crops, batch_size)
         return [(self.tokenizer.decode(ids, skip_special_tokens=True), conf) for ids, conf in readings]
 
-    def read_placed(self, crops: list[np.ndarray], batch_size: int = 16) -> list[PlacedText]:
+    def read_placed(
+        self, crops: list[np.ndarray], batch_size: int = 16, trim_margins: bool | None = None
+    ) -> list[PlacedText]:
         """`recognize`, with where each character sits on its crop (ocrkit.pages.words places words by
-        it)."""
-        readings = read_crops_placed(self, self.settings, crops, batch_size)
+        it); `trim_margins` overrides the folder's setting."""
+        settings = self.settings if trim_margins is None else self.settings.with_trim_margins(trim_margins)
+        readings = read_crops_placed(self, settings, crops, batch_size)
         texts = [self.tokenizer.decode(r.ids, skip_special_tokens=True) for r in readings]
         return [placed_text(r, text, self.glyphs) for r, text in zip(readings, texts, strict=True)]
 

@@ -74,6 +74,24 @@ def test_recognizer_onnx_greedy_matches_torch(recognizer_dirs):
         assert abs(ts - os_) < 1e-4
 
 
+def test_crops_read_cut_to_their_line_match_between_torch_and_onnx(recognizer_dirs):
+    # the page pipeline reads crowded lines again cut (`trim_margins=True` per call): both backends cut
+    # and read them alike, and the cut is what they read
+    torch_dir, onnx_dir = recognizer_dirs
+    crops = []
+    for width in (200, 320):
+        crop = np.full((60, width), 255, np.uint8)
+        crop[22:40, 10 : width - 10 : 7] = 0  # the line's strokes
+        crop[:6, 20:60] = 0  # a neighbour's descenders at the top edge
+        crops.append(crop)
+    torch_reader, onnx_reader = load_recognizer(torch_dir), OnnxRecognizer(onnx_dir, threads=1)
+    cut = [r.text for r in torch_reader.read_placed(crops, trim_margins=True)]
+    assert cut == [r.text for r in onnx_reader.read_placed(crops, trim_margins=True)]
+    assert cut == [text for text, _ in torch_reader.recognize(crops, trim_margins=True)]
+    whole = [r.text for r in torch_reader.read_placed(crops, trim_margins=False)]
+    assert cut != whole and whole == [r.text for r in onnx_reader.read_placed(crops, trim_margins=False)]
+
+
 def test_cross_attention_mask_hides_the_padding_in_both_decoder_steps(recognizer_dirs):
     import torch
 
