@@ -202,13 +202,18 @@ def test_crowded_lines_are_read_again_cut_once_the_page_is_read(
     tmp_path, tiny_detector_dir, tiny_recognizer_dir
 ):
     # with the folder's `trim_crowded`, a line whose box overlaps another's is read again cut to its
-    # line after the whole page is read; the cut reading is kept where it is text, lines apart keep theirs
+    # line after the whole page is read; the cut reading is kept where it is text and at least as sure.
+    # Lines apart from their neighbours keep their reading
     import shutil
     from dataclasses import replace
 
     from ocrkit.hub.model_folder import read_spec, write_spec
 
-    boxes = np.array([[10, 10, 200, 44], [10, 40, 200, 74], [10, 100, 200, 130]], float)
+    # lines 0-1 overlap, and 3-4; line 2 stands apart
+    boxes = np.array(
+        [[10, 10, 200, 44], [10, 40, 200, 74], [10, 90, 200, 110], [10, 126, 200, 160], [10, 156, 200, 190]]
+    )
+    first = [0.6, 0.6, 0.6, 0.95, 0.6]
     rec = tmp_path / "rec"
     shutil.copytree(tiny_recognizer_dir, rec)
     write_spec(rec, replace(read_spec(rec, "recognizer"), trim_crowded=True))
@@ -218,23 +223,26 @@ def test_crowded_lines_are_read_again_cut_once_the_page_is_read(
 
         def read(crops, batch_size, trim_margins=None):
             calls.append((len(crops), trim_margins))
-            if trim_margins:
-                return [placed("cut", 0.8), placed("- -", 0.9)][: len(crops)]
-            return [placed(f"whole {i}", 0.6) for i in range(len(crops))]
+            if trim_margins:  # lines 0, 1, 3 and 4
+                cut = [("cut", 0.8), ("- -", 0.9), ("cut sure", 0.97), ("cut less sure", 0.3)]
+                return [placed(*r) for r in cut[: len(crops)]]
+            return [placed(f"whole {i}", score) for i, score in enumerate(first[: len(crops)])]
 
         ocr = OCR(tiny_detector_dir, folder, orientation=0)
         ocr.recognizer.read_placed = read
         ocr.detect = lambda image, name, page: Page(
-            name, 300, 200, page=page, lines=_lines(boxes, np.ones(3))
+            name, 300, 200, page=page, lines=_lines(boxes, np.ones(5))
         )
         return ocr.read(page_image(seed=4), name="p"), calls
 
     page, calls = read_with(rec)
-    assert calls == [(3, None), (2, True)]
+    assert calls == [(5, None), (4, True)]
     assert [(line.text, line.rec_score) for line in page.lines] == [
-        ("cut", 0.8),
-        ("whole 1", 0.6),
-        ("whole 2", 0.6),
+        ("cut", 0.8),  # read as text and surer cut
+        ("whole 1", 0.6),  # its cut reading is not text
+        ("whole 2", 0.6),  # apart from its neighbours
+        ("cut sure", 0.97),  # surer cut than its sure first reading
+        ("whole 4", 0.6),  # its cut reading is less sure
     ]
     page, calls = read_with(tiny_recognizer_dir)
-    assert calls == [(3, None)] and [line.text for line in page.lines] == ["whole 0", "whole 1", "whole 2"]
+    assert calls == [(5, None)] and [line.text for line in page.lines] == [f"whole {i}" for i in range(5)]
