@@ -202,6 +202,8 @@ class OCR:
         h, w = image.shape[:2]
         found = Page(image=name, page=page, width=w, height=h, lines=_lines(boxes, np.ones(len(boxes))))
         self._read_lines([image], [found])
+        if self.trim_crowded:  # as the pipeline reads its own boxes
+            self._read_crowded_cut([image], [found])
         found.seconds = time.perf_counter() - start
         return found
 

@@ -246,3 +246,14 @@ def test_crowded_lines_are_read_again_cut_once_the_page_is_read(
     ]
     page, calls = read_with(tiny_recognizer_dir)
     assert calls == [(5, None)] and [line.text for line in page.lines] == [f"whole {i}" for i in range(5)]
+    # given boxes (`evaluate pages --gt-boxes`) are read as the pipeline reads its own
+    ocr = OCR(tiny_detector_dir, rec, orientation=0)
+    calls = []
+
+    def read(crops, batch_size, trim_margins=None):
+        calls.append((len(crops), trim_margins))
+        return [placed("cut" if trim_margins else "whole", 0.9 if trim_margins else 0.6) for _ in crops]
+
+    ocr.recognizer.read_placed = read
+    given = ocr.read_boxes(page_image(seed=4), boxes, name="p")
+    assert calls == [(5, None), (4, True)] and [line.text for line in given.lines].count("cut") == 4
