@@ -21,6 +21,8 @@ from ocrkit.images.frame import ANGLES, boxes_to_sent, points_to_sent, upright
 from ocrkit.images.inputs import collect_inputs
 from ocrkit.images.io import PageSource, load_page
 from ocrkit.images.line_crops import crop_lines, crop_windows
+from ocrkit.images.line_preprocess import cut_to_its_line
+from ocrkit.images.preprocess import to_rgb_uint8
 from ocrkit.orientation.decide import told
 from ocrkit.orientation.lines import (
     KEEP,
@@ -382,21 +384,26 @@ class OCR:
         their line (ocrkit.images.line_band: the neighbour's ink painted over, the line's rows kept),
         the cut reading kept where it reads as text at least as surely as the whole box did: a cut that
         kept the neighbour's line (two boxes overlapping by half a line) or little of its own reads less
-        sure. Done once each page is upright and read, so the orientation, the boxes and the other lines
-        are those of the reading without it."""
-        picked: list[tuple[Page, int, int, int, np.ndarray]] = []  # page, line, window's left and top, crop
+        sure. A crop the cut leaves as it is (two of three crowded receipt lines) is not read again: it
+        would read as it did. Done once each page is upright and read, so the orientation, the boxes and
+        the other lines are those of the reading without it."""
+        start = time.perf_counter()
+        # page, line, window's left and top, the crop and the crop cut to its line
+        picked: list[tuple[Page, int, int, int, np.ndarray, np.ndarray]] = []
         for image, page in zip(images, found, strict=True):
             boxes = page.boxes()
             at = np.flatnonzero(B.crowded(boxes))
             for i, (left, top, right, bottom) in zip(at, crop_windows(image.shape, boxes[at]), strict=True):
-                picked.append((page, int(i), left, top, image[top:bottom, left:right]))
+                crop = to_rgb_uint8(image[top:bottom, left:right])
+                cut = cut_to_its_line(crop)
+                if cut is not crop:  # a crop the cut leaves as it is would read as it did
+                    picked.append((page, int(i), left, top, crop, cut))
         if not picked:
             return
-        start = time.perf_counter()
-        crops = [crop for *_, crop in picked]
-        cut = self.recognizer.read_placed(crops, batch_size=self.batch_size, trim_margins=True)
+        cuts = [cut for *_, cut in picked]  # cut here, so not again by a folder that trims every crop
+        readings = self.recognizer.read_placed(cuts, batch_size=self.batch_size, trim_margins=False)
         per_line = (time.perf_counter() - start) / len(picked)
-        for (page, i, left, top, crop), placed in zip(picked, cut, strict=True):
+        for (page, i, left, top, crop, _), placed in zip(picked, readings, strict=True):
             page.seconds += per_line
             line = page.lines[i]
             if is_text(placed.text) and placed.score >= line.rec_score:

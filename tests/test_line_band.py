@@ -121,3 +121,18 @@ def test_a_tight_crop_comes_back_as_it_was():
     tight = np.concatenate([_paper(3), _text_rows(26), _paper(3)])
     cleaned, top, bottom = cut_to_line(tight)
     assert cleaned is tight and (top, bottom) == (0, tight.shape[0])
+
+
+def test_a_crop_the_cut_leaves_as_it_is_comes_back_itself():
+    # the page pipeline reads again only the crowded crops the cut changes
+    from ocrkit.images.line_preprocess import cut_to_its_line
+
+    page = np.full((120, 200, 3), 255, np.uint8)
+    for top, bottom in [(16, 42), (44, 70)]:  # two lines of strokes, set tight
+        page[top:bottom, 14:186:6] = 0
+        page[top + (bottom - top) // 3 : bottom - (bottom - top) // 3, 14:186] = 0
+    alone = np.ascontiguousarray(page[14:44])  # the first line and two rows of paper
+    assert cut_to_its_line(alone) is alone
+    crowded = np.ascontiguousarray(page[10:48])  # ... and the second line's top rows
+    cut = cut_to_its_line(crowded)
+    assert cut is not crowded and cut.shape[0] < crowded.shape[0]

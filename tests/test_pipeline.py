@@ -203,57 +203,54 @@ def test_crowded_lines_are_read_again_cut_once_the_page_is_read(
 ):
     # with the folder's `trim_crowded`, a line whose box overlaps another's is read again cut to its
     # line after the whole page is read; the cut reading is kept where it is text and at least as sure.
-    # Lines apart from their neighbours keep their reading
+    # Lines apart from their neighbours, and crowded crops the cut leaves as they are, keep their reading
     import shutil
     from dataclasses import replace
 
     from ocrkit.hub.model_folder import read_spec, write_spec
 
-    # lines 0-1 overlap, and 3-4; line 2 stands apart
+    image = np.full((200, 300, 3), 255, np.uint8)
+    for top, bottom in [(16, 42), (44, 70), (92, 108), (130, 158), (162, 188)]:  # each line's ink
+        image[top:bottom, 14:196:6] = 0
+        image[top + (bottom - top) // 3 : bottom - (bottom - top) // 3, 14:196] = 0
+    # boxes 0-1 and 3-4 overlap; 0, 1 and 4 hold a neighbour's ink at an edge, 3 holds none; 2 stands apart
     boxes = np.array(
-        [[10, 10, 200, 44], [10, 40, 200, 74], [10, 90, 200, 110], [10, 126, 200, 160], [10, 156, 200, 190]]
+        [[10, 10, 200, 46], [10, 40, 200, 74], [10, 90, 200, 110], [10, 126, 200, 160], [10, 156, 200, 190]]
     )
     first = [0.6, 0.6, 0.6, 0.95, 0.6]
     rec = tmp_path / "rec"
     shutil.copytree(tiny_recognizer_dir, rec)
     write_spec(rec, replace(read_spec(rec, "recognizer"), trim_crowded=True))
 
-    def read_with(folder):
-        calls = []
-
+    def reader(calls, cut, whole):
         def read(crops, batch_size, trim_margins=None):
             calls.append((len(crops), trim_margins))
-            if trim_margins:  # lines 0, 1, 3 and 4
-                cut = [("cut", 0.8), ("- -", 0.9), ("cut sure", 0.97), ("cut less sure", 0.3)]
-                return [placed(*r) for r in cut[: len(crops)]]
-            return [placed(f"whole {i}", score) for i, score in enumerate(first[: len(crops)])]
+            return [placed(*r) for r in (cut if trim_margins is False else whole)[: len(crops)]]
 
+        return read
+
+    def read_with(folder):
+        calls = []
+        cut = [("cut", 0.8), ("- -", 0.9), ("cut less sure", 0.3)]  # lines 0, 1 and 4, cut here
         ocr = OCR(tiny_detector_dir, folder, orientation=0)
-        ocr.recognizer.read_placed = read
+        ocr.recognizer.read_placed = reader(calls, cut, [(f"whole {i}", p) for i, p in enumerate(first)])
         ocr.detect = lambda image, name, page: Page(
             name, 300, 200, page=page, lines=_lines(boxes, np.ones(5))
         )
-        return ocr.read(page_image(seed=4), name="p"), calls
+        return ocr, ocr.read(image, name="p"), calls
 
-    page, calls = read_with(rec)
-    assert calls == [(5, None), (4, True)]
+    ocr, page, calls = read_with(rec)
+    assert calls == [(5, None), (3, False)]  # the cut crops are read as they are
     assert [(line.text, line.rec_score) for line in page.lines] == [
         ("cut", 0.8),  # read as text and surer cut
         ("whole 1", 0.6),  # its cut reading is not text
         ("whole 2", 0.6),  # apart from its neighbours
-        ("cut sure", 0.97),  # surer cut than its sure first reading
+        ("whole 3", 0.95),  # the cut leaves its crop as it is
         ("whole 4", 0.6),  # its cut reading is less sure
     ]
-    page, calls = read_with(tiny_recognizer_dir)
-    assert calls == [(5, None)] and [line.text for line in page.lines] == [f"whole {i}" for i in range(5)]
     # given boxes (`evaluate pages --gt-boxes`) are read as the pipeline reads its own
-    ocr = OCR(tiny_detector_dir, rec, orientation=0)
-    calls = []
-
-    def read(crops, batch_size, trim_margins=None):
-        calls.append((len(crops), trim_margins))
-        return [placed("cut" if trim_margins else "whole", 0.9 if trim_margins else 0.6) for _ in crops]
-
-    ocr.recognizer.read_placed = read
-    given = ocr.read_boxes(page_image(seed=4), boxes, name="p")
-    assert calls == [(5, None), (4, True)] and [line.text for line in given.lines].count("cut") == 4
+    calls.clear()
+    given = ocr.read_boxes(image, boxes, name="p")
+    assert calls == [(5, None), (3, False)] and [line.text for line in given.lines][0] == "cut"
+    _, page, calls = read_with(tiny_recognizer_dir)
+    assert calls == [(5, None)] and [line.text for line in page.lines] == [f"whole {i}" for i in range(5)]

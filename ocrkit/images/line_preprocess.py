@@ -58,11 +58,7 @@ class LinePreprocess:
         the margins `trim_margins` cuts are rows, so x keeps its origin)."""
         img = to_rgb_uint8(crop)
         if self.trim_margins:
-            gray = cv2.cvtColor(img, cv2.COLOR_RGB2GRAY)
-            cleaned, top, bottom = cut_to_line(gray)
-            if cleaned is not gray:
-                img = np.where((cleaned != gray)[:, :, None], cleaned[:, :, None], img)
-            img = img[top:bottom]
+            img = cut_to_its_line(img)
         if self.grayscale:
             img = np.repeat(cv2.cvtColor(img, cv2.COLOR_RGB2GRAY)[:, :, None], 3, axis=2)
         longest = self.target_longest(*img.shape[:2], fit_width)
@@ -80,3 +76,16 @@ class LinePreprocess:
             out[i, : im.shape[0], : im.shape[1]] = im
         pixels = (out.astype(np.float32) / 255.0 - self.mean) / self.std
         return np.ascontiguousarray(pixels.transpose(0, 3, 1, 2))
+
+
+def cut_to_its_line(img: np.ndarray) -> np.ndarray:
+    """An HxWx3 uint8 crop with its neighbours' ink painted as paper and cut to its line's rows
+    (ocrkit.images.line_band.cut_to_line); `img` itself where the cut leaves every pixel as it is, so a
+    caller can tell the crops it changes."""
+    gray = cv2.cvtColor(img, cv2.COLOR_RGB2GRAY)
+    cleaned, top, bottom = cut_to_line(gray)
+    if cleaned is gray and (top, bottom) == (0, img.shape[0]):
+        return img
+    if cleaned is not gray:
+        img = np.where((cleaned != gray)[:, :, None], cleaned[:, :, None], img)
+    return img[top:bottom]
