@@ -73,7 +73,7 @@ class Recognizer:
         self, crops: list[np.ndarray], batch_size: int = 16, trim_margins: bool | None = None
     ) -> list[PlacedText]:
         """`recognize`, with where each character sits on its crop (ocrkit.pages.words places words by
-        it)."""
+        it); `trim_margins` overrides the folder's setting."""
         settings = self.settings if trim_margins is None else self.settings.with_trim_margins(trim_margins)
         readings = read_crops_placed(self.backend, settings, crops, batch_size)
         return [placed_text(r, decode(self.tokenizer, r.ids), self.glyphs) for r in readings]
