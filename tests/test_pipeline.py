@@ -254,3 +254,55 @@ def test_crowded_lines_are_read_again_cut_once_the_page_is_read(
     assert calls == [(5, None), (3, False)] and [line.text for line in given.lines][0] == "cut"
     _, page, calls = read_with(tiny_recognizer_dir)
     assert calls == [(5, None)] and [line.text for line in page.lines] == [f"whole {i}" for i in range(5)]
+
+
+def test_lines_whose_box_ends_inside_their_print_are_read_again_grown(
+    tmp_path, tiny_detector_dir, tiny_recognizer_dir
+):
+    # with the folder's `grow_cut_ends`, a line whose box ends inside its print is read again from the
+    # box grown to where the print stops; the grown box and reading are kept where it is text and at
+    # least as sure. A box framed with paper, or read as no text at first (a speck, an ornament), is not
+    # read again.
+    import shutil
+    from dataclasses import replace
+
+    from ocrkit.hub.model_folder import read_spec, write_spec
+
+    image = np.full((200, 300, 3), 250, np.uint8)
+    for top in (20, 80, 140):  # three lines of print from x=20 to 200
+        for x in range(20, 200, 14):
+            image[top : top + 24, x : x + 10] = 20
+    boxes = np.array([[60, 14, 200, 50], [14, 74, 206, 110], [60, 134, 200, 170]], np.float32)
+    rec = tmp_path / "rec"
+    shutil.copytree(tiny_recognizer_dir, rec)
+    write_spec(rec, replace(read_spec(rec, "recognizer"), grow_cut_ends=True))
+
+    def read_with(folder, second, first=(("line 0", 0.6), ("line 1", 0.6), ("line 2", 0.6))):
+        calls = []
+
+        def read(crops, batch_size, trim_margins=None):
+            calls.append([crop.shape[1] for crop in crops])
+            return [placed(*r) for r in (second if len(calls) > 1 else first)]
+
+        ocr = OCR(tiny_detector_dir, folder, orientation=0)
+        ocr.recognizer.read_placed = read
+        ocr.detect = lambda image, name, page: Page(
+            name, 300, 200, page=page, lines=_lines(boxes, np.ones(3))
+        )
+        return ocr.read(image, name="p"), calls
+
+    page, calls = read_with(rec, [("grown 0", 0.9), ("grown 2", 0.5)])
+    assert calls[0] == [140, 192, 140] and len(calls) == 2 and all(w > 175 for w in calls[1])
+    assert [(line.text, line.rec_score) for line in page.lines] == [
+        ("grown 0", 0.9),
+        ("line 1", 0.6),
+        ("line 2", 0.6),
+    ]
+    assert page.lines[0].bbox[0] < 20 < 60 == page.lines[2].bbox[0]  # the kept reading brings its box
+    assert page.lines[1].bbox == [14, 74, 206, 110]
+    page, _ = read_with(rec, [("", 0.95), ("- -", 0.95)])  # grown readings that are not text
+    assert [line.text for line in page.lines] == ["line 0", "line 1", "line 2"]
+    page, calls = read_with(rec, [("grown 0", 0.9)], first=[("line 0", 0.6), ("line 1", 0.6), ("", 0.6)])
+    assert len(calls[1]) == 1 and [line.text for line in page.lines] == ["grown 0", "line 1"]
+    page, calls = read_with(tiny_recognizer_dir, [])
+    assert len(calls) == 1 and [line.bbox[0] for line in page.lines] == [60, 14, 60]

@@ -75,6 +75,9 @@ class RecognizerSpec:
     # pages: lines whose box overlaps a neighbour's are read again cut to their line once the page is
     # upright (ocrkit.pipeline); the other lines and the orientation are read as without it
     trim_crowded: bool = False
+    # pages: lines whose box ends inside their print are read again from the box grown to where it
+    # stops (ocrkit.images.box_ends), once the page is upright; kept where read at least as surely
+    grow_cut_ends: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
     format_version: int = FORMAT_VERSION
 
