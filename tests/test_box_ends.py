@@ -98,3 +98,17 @@ def test_light_print_on_a_dark_ground_is_followed_too():
     page = 255 - page_with_words((100, 250))
     grown = grow_to_ink(page, np.array([box(131, 220)]))
     np.testing.assert_allclose(grown[0, [0, 2]], [100 - PAD * HEIGHT, 250 + PAD * HEIGHT], atol=1)
+
+
+def test_the_ground_test_answers_as_the_median_does():
+    # _median_at_most stands in for np.median(window) <= level without sorting: same answer on windows of
+    # odd and even size, including those whose two middle values lie either side of the level
+    from ocrkit.images.box_ends import _median_at_most
+
+    rng = np.random.default_rng(1)
+    windows = [rng.integers(0, 256, (h, w), dtype=np.uint8) for h, w in rng.integers(1, 12, (300, 2))]
+    windows += [np.array([[10, 20, 30, 40]], np.uint8), np.array([[10, 19, 21, 40]], np.uint8)]
+    for window in windows:
+        for level in (15.0, 20.0, 25.0, 127.0):
+            at_most = int((window <= level).sum())
+            assert _median_at_most(window, at_most, level) == (np.median(window) <= level)
