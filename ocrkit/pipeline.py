@@ -409,12 +409,7 @@ class OCR:
         per_line = (time.perf_counter() - start) / len(picked)
         for (page, i, box, left, top, crop), placed in zip(picked, readings, strict=True):
             page.seconds += per_line
-            line = page.lines[i]
-            if is_text(placed.text) and placed.score >= line.rec_score:
-                line.bbox = [float(v) for v in box]
-                line.text, line.rec_score = placed.text, float(placed.score)
-                line.score = line.det_score * line.rec_score
-                line.words = place_words(placed, line.bbox, left, crop, top)
+            _keep_if_surer(page.lines[i], placed, left, top, crop, box)
 
     def _read_crowded_cut(self, images: Sequence[np.ndarray], found: list[Page]) -> None:
         """The lines whose box overlaps another box of their page (`trim_crowded`) read again cut to
@@ -442,11 +437,7 @@ class OCR:
         per_line = (time.perf_counter() - start) / len(picked)
         for (page, i, left, top, crop, _), placed in zip(picked, readings, strict=True):
             page.seconds += per_line
-            line = page.lines[i]
-            if is_text(placed.text) and placed.score >= line.rec_score:
-                line.text, line.rec_score = placed.text, float(placed.score)
-                line.score = line.det_score * line.rec_score
-                line.words = place_words(placed, line.bbox, left, crop, top)
+            _keep_if_surer(page.lines[i], placed, left, top, crop)
 
     def _read_lines(self, images: Sequence[np.ndarray], found: list[Page]) -> None:
         """Recognise the lines of `found` (boxes on `images`) in one run, filling in text, scores and
@@ -532,6 +523,20 @@ def across_turn(orientation: Orientation) -> Orientation:
     if orientation.method != "unsure":
         return replace(orientation, applied=(orientation.applied + 90) % 360, skew=0.0)
     return replace(orientation, applied=orientation.angle if orientation.angle % 180 else 90, skew=0.0)
+
+
+def _keep_if_surer(
+    line: Line, placed: PlacedText, left: int, top: int, crop: np.ndarray, box: np.ndarray | None = None
+) -> None:
+    """A second reading of `line` (from `crop`, whose top left sits at `left`, `top` on the page; read in
+    `box` where that is not the line's own) replaces the first where it is text and at least as sure."""
+    if not is_text(placed.text) or placed.score < line.rec_score:
+        return
+    if box is not None:
+        line.bbox = [float(v) for v in box]
+    line.text, line.rec_score = placed.text, float(placed.score)
+    line.score = line.det_score * line.rec_score
+    line.words = place_words(placed, line.bbox, left, crop, top)
 
 
 def text_per_line(page: Page) -> float:

@@ -21,6 +21,10 @@ REACH = 1.5  # an end moves at most this many box heights
 ROWS = (0.3, 0.7)  # the rows of a box whose ink counts: on tight receipts its neighbours reach 0.3 into it
 PAD = 0.05  # paper kept beyond the ink reached, in box heights (the detector's own labels keep 0.05 em)
 SPECK = 0.1  # a column holding fewer ink pixels than this share of the rows (and fewer than 2) is blank
+# boxes share a row when they overlap vertically by at least this share of the lower one's height (the
+# overlap half of ocrkit.pages.reading_order.same_row, without its centre test: a wall too many only
+# stops a box sooner)
+ROW_OVERLAP = 0.5
 MIN_HEIGHT = 6  # boxes lower than this many pixels stay as they are: too few rows to tell ink from noise
 
 
@@ -59,7 +63,7 @@ def _walls(boxes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     heights = boxes[:, 3] - boxes[:, 1]
     tops, bottoms = boxes[:, 1], boxes[:, 3]
     shared = np.minimum(bottoms[:, None], bottoms[None, :]) - np.maximum(tops[:, None], tops[None, :])
-    same_row = shared >= 0.5 * np.minimum(heights[:, None], heights[None, :])
+    same_row = shared >= ROW_OVERLAP * np.minimum(heights[:, None], heights[None, :])
     np.fill_diagonal(same_row, False)
     before = same_row & (boxes[None, :, 2] < boxes[:, None, 2])  # [i, j]: j ends before i does
     after = same_row & (boxes[None, :, 0] > boxes[:, None, 0])  # [i, j]: j starts after i does
