@@ -6,7 +6,14 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from ocrkit.evaluation import pooled, read_prediction_dir, row_order_text, score_records, score_subset
+from ocrkit.evaluation import (
+    pooled,
+    read_prediction_dir,
+    row_order_text,
+    score_records,
+    score_subset,
+    transcribed_parts,
+)
 from ocrkit.pages.document import Line, Page
 
 
@@ -222,3 +229,32 @@ def test_pooled_subsets_weigh_by_boxes_and_characters(tmp_path):
     assert both["pages"] == 3 and both["boxes"] == 9 and both["chars"] == 3 * len("TOTAL 12.50\nTHANK YOU")
     assert both["cer"] == pytest.approx(2 / 3) and both["recall"] == pytest.approx(1 / 3)
     assert both["f1"] == pytest.approx(1 / 3)
+
+
+def test_a_line_annotated_without_its_text_is_found_but_its_reading_is_not_scored(tmp_path):
+    """PAGE/ALTO ground truth often boxes a line without transcribing it: finding it counts for recall,
+    reading it costs no page CER, and neither does missing it."""
+    gt = write_coco(tmp_path)
+    coco = json.loads(gt.read_text())
+    coco["annotations"][1]["text"] = None  # "12.50" boxed, not transcribed
+    gt.write_text(json.dumps(coco))
+    read = score_subset(gt, {"p1": perfect_page()})
+    assert read["f1"] == 1.0 and read["cer"] == 0.0 and read["bow_f1"] == 1.0
+    assert read["chars"] == len("TOTAL\nTHANK YOU")
+    page = perfect_page()
+    page.lines = [line for line in page.lines if line.text != "12.50"]
+    missed = score_subset(gt, {"p1": page})
+    assert missed["recall"] == pytest.approx(2 / 3) and missed["cer"] == 0.0
+    page = perfect_page()
+    page.lines.append(Line([150, 12, 250, 32], "NOTE", 0.9, 0.9, 1.0))  # on no annotated line: scored
+    assert score_subset(gt, {"p1": page})["cer"] == pytest.approx(len(" NOTE") / len("TOTAL\nTHANK YOU"))
+
+
+def test_transcribed_parts_gives_a_box_to_the_annotated_line_covering_most_of_it():
+    gt = np.array([[0, 0, 100, 20], [100, 0, 200, 20]], np.float32)
+    pred = np.array([[0, 0, 100, 20], [60, 0, 200, 20], [0, 0, 140, 20], [300, 0, 400, 20]], np.float32)
+    transcribed, kept = transcribed_parts(gt, ["left", ""], pred)
+    assert transcribed.tolist() == [True, False]
+    # on the transcribed line; mostly on the untranscribed one; mostly on the transcribed one; on none
+    assert kept.tolist() == [True, False, True, True]
+    assert transcribed_parts(gt, ["a", "b"], pred)[1].all()

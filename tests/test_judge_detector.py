@@ -2,6 +2,7 @@
 page-CER vetoes for subsets of 200+ lines only."""
 
 import importlib.util
+import json
 from pathlib import Path
 
 import numpy as np
@@ -73,11 +74,12 @@ def test_a_stored_reading_is_reused_only_while_all_it_depends_on_is_unchanged(
     monkeypatch.setattr(judge, "PACKAGE", package)
     readings = []
 
-    def page_counts(ocr, page):
+    def page_reading(ocr, page):  # each reading differs from the last: its text is its number
         readings.append(page["path"])
-        return (1, 1, len(readings), 10)
+        return {"boxes": [], "texts": [str(len(readings))]}
 
-    monkeypatch.setattr(judge, "page_counts", page_counts)
+    monkeypatch.setattr(judge, "page_reading", page_reading)
+    monkeypatch.setattr(judge, "page_counts", lambda reading, page: (1, 1, int(reading["texts"][0]), 10))
     cache = tmp_path / "cache"
 
     def counts() -> list:
@@ -118,38 +120,53 @@ def test_lines_outside_the_annotated_part_of_a_page_are_not_scored() -> None:
     assert judge.scored(detected, np.zeros((0, 4), np.float32)).all()
 
 
-def test_the_facing_page_costs_no_page_cer_but_a_false_box_among_the_lines_does(monkeypatch) -> None:
-    class Read:
-        def __init__(self, boxes, texts):
-            self._boxes, self.lines = np.array(boxes, np.float32), [type("L", (), {"text": t}) for t in texts]
-
-        def boxes(self):
-            return self._boxes
-
-    page = {
+def _page(texts: list[str]) -> dict:
+    return {
         "path": Path("p.png"),
         "boxes": np.array([[500, 100, 900, 140], [500, 160, 900, 200]], np.float32),
-        "texts": ["first line", "second line"],
+        "texts": texts,
         "case_sensitive": True,
     }
-    monkeypatch.setattr(judge, "load_image", lambda path: None)
 
-    def counts(boxes, texts):
-        ocr = type("O", (), {"read": lambda self, image, name: Read(boxes, texts)})()
-        return judge.page_counts(ocr, page)
 
-    lines = [[500, 100, 900, 140], [500, 160, 900, 200]]
-    assert counts(lines, ["first line", "second line"]) == (2, 2, 0, len("first line\nsecond line"))
+def _counts(page: dict, boxes: list, texts: list[str]) -> tuple:
+    return judge.page_counts({"boxes": boxes, "texts": texts}, page)
+
+
+LINES = [[500, 100, 900, 140], [500, 160, 900, 200]]
+
+
+def test_the_facing_page_costs_no_page_cer_but_a_false_box_among_the_lines_does() -> None:
+    page = _page(["first line", "second line"])
+    assert _counts(page, LINES, ["first line", "second line"]) == (2, 2, 0, len("first line\nsecond line"))
     facing = [[10, 100, 400, 140]]
-    assert counts(facing + lines, ["facing", "first line", "second line"])[2] == 0
+    assert _counts(page, facing + LINES, ["facing", "first line", "second line"])[2] == 0
     junk = [[500, 210, 560, 240]]
-    assert counts(lines + junk, ["first line", "second line", "~~"])[2] == 3
+    assert _counts(page, LINES + junk, ["first line", "second line", "~~"])[2] == 3
+
+
+def test_a_line_annotated_without_its_text_is_neither_an_error_read_nor_missed() -> None:
+    page = _page(["first line", ""])
+    read_both = _counts(page, LINES, ["first line", "a marginal note"])
+    assert read_both == (2, 2, 0, len("first line"))  # found (recall counts it), its text not scored
+    assert _counts(page, LINES[:1], ["first line"]) == (1, 2, 0, len("first line"))
+    assert _counts(page, LINES, ["first lime", "x"])[2] == 1
+
+
+def test_stored_readings_are_scored_by_the_judging_code_of_the_day(tmp_path: Path) -> None:
+    pages = [_page(["first line", "second line"]) | {"subset": "a", "part": "unseen"}] * 2
+    stored = tmp_path / "base.json"
+    stored.write_text(json.dumps([{"boxes": LINES, "texts": ["first line", "second lime"]}] * 2))
+    assert judge.stored_counts(stored, pages)[:, 2].tolist() == [1, 1]
 
 
 def test_a_base_reading_stored_by_other_code_must_cover_the_pages(tmp_path: Path) -> None:
-    pages = [{"subset": "a", "part": "unseen"}] * 3
+    pages = [_page(["first line", "second line"])] * 3
     stored = tmp_path / "old.json"
-    stored.write_text("[[1, 2, 3, 40], [2, 2, 0, 10], [0, 1, 5, 5]]")
-    assert judge.stored_counts(stored, pages)[:, 2].tolist() == [3, 0, 5]
-    with pytest.raises(SystemExit, match="old.json: holds readings of 3 pages, the pages judged are 2"):
+    stored.write_text(json.dumps([{"boxes": LINES, "texts": ["first line", "second line"]}] * 3))
+    assert judge.stored_counts(stored, pages)[:, 2].tolist() == [0, 0, 0]
+    with pytest.raises(SystemExit, match="old.json: holds no readings of the 2 pages judged"):
         judge.stored_counts(stored, pages[:2])
+    stored.write_text("[[1, 2, 3, 40], [2, 2, 0, 10], [0, 1, 5, 5]]")  # counts, as stored before readings
+    with pytest.raises(SystemExit, match="holds no readings"):
+        judge.stored_counts(stored, pages)

@@ -7,7 +7,9 @@ validation pages (`data/real/pages/coco_val.json`), scored per subset by line re
 Score = 0.5 × unseen page CER + 0.5 × in-source page CER, each over the annotated characters of its
 pages. Text detected outside the annotated part of a page (the box around its annotated lines grown by
 one median line height) is not scored: photographs of letters hold the facing page, which nobody
-annotated, and a detector that reads it must not lose page CER for it. The candidate ships when its
+annotated, and a detector that reads it must not lose page CER for it. Nor is text read on a line
+annotated without a transcription (`ocrkit.evaluation.transcribed_parts`), as `ocrkit evaluate pages`
+scores it. The candidate ships when its
 score is lower and no subset of 200+ annotated lines loses more than 0.02 line recall or gains more than
 max(0.01, 2 × the paired standard error over its pages) page CER.
 
@@ -16,9 +18,10 @@ max(0.01, 2 × the paired standard error over its pages) page CER.
     python tools/judge_detector.py ocrkit/models/detector --candidate-rec REC_FOLDER --out eval/judge_rec.json
 
 Reading 400 pages end to end takes ~25 minutes on two cores, and the shipped detector's reading is the
-same for every candidate: each model's per-page counts are kept in `--cache` under a key of everything
-they depend on (the detector folder, the shipped recognizer and orientation, ocrkit's code, the pages),
-so a later judgement against the same base reads only the candidate. A change of ocrkit's own
+same for every candidate: each model's readings (every page's boxes and texts) are kept in `--cache`
+under a key of everything they depend on (the detector folder, the shipped recognizer and orientation,
+ocrkit's code, the page images), so a later judgement against the same base reads only the candidate,
+and the readings are scored anew by whatever scoring the judging code holds. A change of ocrkit's own
 post-processing is judged the same way: the tool run from a checkout of the code before it stores the
 shipped detector's reading, and `--base-reading` hands that file to the run of the new code.
 """
@@ -34,7 +37,7 @@ from pathlib import Path
 import numpy as np
 
 from ocrkit.detection.metrics import match_count
-from ocrkit.evaluation import is_case_sensitive, load_coco, row_order_text
+from ocrkit.evaluation import is_case_sensitive, load_coco, row_order_text, transcribed_parts
 from ocrkit.images import boxes as B
 from ocrkit.images.io import load_image
 from ocrkit.pages.outputs import write_atomic
@@ -48,6 +51,8 @@ MIN_CER_RISE = 0.01
 
 # per page: annotated lines matched at IoU 0.5, annotated lines, character edits, annotated characters
 PageCounts = tuple[int, int, int, int]
+# one page read: {"boxes": xyxy lists, "texts": strings, "det_scores", "rec_scores": floats}
+Reading = dict[str, list]
 
 
 def pages_of(coco_paths: list[Path], part: str) -> list[dict]:
@@ -81,14 +86,28 @@ def scored(detected: np.ndarray, annotated: np.ndarray) -> np.ndarray:
     return inside >= 1 - MAX_OUTSIDE
 
 
-def page_counts(ocr, page: dict) -> PageCounts:
-    """One page read end to end and scored as `ocrkit evaluate pages` scores it, the lines outside its
-    annotated part left out of the text."""
+def page_reading(ocr, page: dict) -> Reading:
+    """One page read end to end: its line boxes (xyxy, page pixels), their texts and the detector's and
+    recognizer's scores (kept for studies of the readings; the judgement reads boxes and texts)."""
     read = ocr.read(load_image(page["path"]), name=str(page["path"]))
-    boxes = read.boxes()
-    keep = scored(boxes, page["boxes"])
-    ref = row_order_text(page["boxes"], page["texts"])
-    hyp = row_order_text(boxes[keep], [line.text for line, k in zip(read.lines, keep, strict=True) if k])
+    return {
+        "boxes": read.boxes().tolist(),
+        "texts": [line.text for line in read.lines],
+        "det_scores": [line.det_score for line in read.lines],
+        "rec_scores": [line.rec_score for line in read.lines],
+    }
+
+
+def page_counts(reading: Reading, page: dict) -> PageCounts:
+    """A page's reading scored as `ocrkit evaluate pages` scores it, the lines outside its annotated part
+    left out of the text."""
+    boxes = np.array(reading["boxes"], np.float32).reshape(-1, 4)
+    annotated, kept = transcribed_parts(page["boxes"], page["texts"], boxes)
+    kept &= scored(boxes, page["boxes"])
+    ref = row_order_text(
+        page["boxes"][annotated], [t for t, k in zip(page["texts"], annotated, strict=True) if k]
+    )
+    hyp = row_order_text(boxes[kept], [t for t, k in zip(reading["texts"], kept, strict=True) if k])
     if not page["case_sensitive"]:
         ref, hyp = ref.lower(), hyp.lower()
     return match_count(boxes, page["boxes"]), len(page["boxes"]), edit_distance(ref, hyp), len(ref)
@@ -96,17 +115,17 @@ def page_counts(ocr, page: dict) -> PageCounts:
 
 def reading_key(detector: Path, pages: list[dict], recognizer: Path | None = None) -> str:
     """A digest of what a reading of `pages` with `detector` depends on: the folder's files, the
-    recognizer's (default: the shipped one) and the shipped orientation's, ocrkit's code, this scoring
-    and the pages (cards left out)."""
+    recognizer's (default: the shipped one) and the shipped orientation's, ocrkit's code and the page
+    images (cards left out; the scoring, which readings do not depend on, too)."""
     models = [recognizer or PACKAGE / "models" / "recognizer", PACKAGE / "models" / "orientation"]
-    files = [Path(__file__).resolve(), *sorted(PACKAGE.rglob("*.py"))]
+    files = sorted(PACKAGE.rglob("*.py"))
     for folder in [detector, *models]:
         files += sorted(f for f in folder.rglob("*") if f.is_file() and f.suffix != ".md")
     digest = hashlib.sha256()
     for path in files:
         digest.update(path.name.encode() + path.read_bytes())
     for page in pages:
-        digest.update(json.dumps([str(page["path"]), page["texts"], page["boxes"].tolist()]).encode())
+        digest.update(str(page["path"]).encode())
     return digest.hexdigest()[:20]
 
 
@@ -114,26 +133,32 @@ def read_counts(
     ocr_for, detector: Path, pages: list[dict], cache: Path | None, recognizer: Path | None = None
 ) -> np.ndarray:
     """(pages, 4) PageCounts of `detector` (with `recognizer`, default the shipped one) on `pages`, from
-    `cache` when that reading is stored there; `ocr_for(detector)` builds the reader only when the pages
-    must be read."""
+    the readings in `cache` when they are stored there; `ocr_for(detector)` builds the reader only when
+    the pages must be read."""
     stored = cache / f"{reading_key(detector, pages, recognizer)}.json" if cache is not None else None
     if stored is not None and stored.is_file():
         return stored_counts(stored, pages)
     ocr = ocr_for(detector)
-    counts = np.array([page_counts(ocr, page) for page in pages], np.int64).reshape(-1, 4)
+    readings = [page_reading(ocr, page) for page in pages]
     if stored is not None:
-        write_atomic(stored, json.dumps(counts.tolist()))
+        write_atomic(stored, json.dumps(readings))
         print(f"{detector}: readings stored in {stored}")
-    return counts
+    return counts_of(readings, pages)
 
 
 def stored_counts(path: Path, pages: list[dict]) -> np.ndarray:
-    """(pages, 4) PageCounts stored by an earlier run (a `--cache` file), which must hold one row per page:
-    the base read by other code, e.g. the same detector before a post-processing change."""
-    counts = np.array(json.loads(path.read_text()), np.int64).reshape(-1, 4)
-    if len(counts) != len(pages):
-        raise SystemExit(f"{path}: holds readings of {len(counts)} pages, the pages judged are {len(pages)}")
-    return counts
+    """(pages, 4) PageCounts of the readings stored by an earlier run (a `--cache` file), which must hold
+    one per page: the base read by other code, e.g. the same detector before a post-processing change."""
+    readings = json.loads(path.read_text())
+    if len(readings) != len(pages) or not all(isinstance(r, dict) for r in readings):
+        raise SystemExit(f"{path}: holds no readings of the {len(pages)} pages judged")
+    return counts_of(readings, pages)
+
+
+def counts_of(readings: list[Reading], pages: list[dict]) -> np.ndarray:
+    return np.array([page_counts(r, p) for r, p in zip(readings, pages, strict=True)], np.int64).reshape(
+        -1, 4
+    )
 
 
 def subset_rows(pages: list[dict], base: np.ndarray, cand: np.ndarray) -> dict[str, dict]:
