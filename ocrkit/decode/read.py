@@ -48,6 +48,11 @@ class ReadSettings:
         other tools, whose margins the folder's own setting, chosen for detected boxes, does not expect."""
         return replace(self, preprocess=replace(self.preprocess, trim_margins=trim))
 
+    def for_glyphs(self, glyphs: Sequence[str]) -> ReadSettings:
+        """The settings with the routing's letter ids taken from the vocabulary (`glyphs[id]`: each
+        token's text), which a folder's settings alone do not know."""
+        return self if self.routing is None else replace(self, routing=self.routing.for_glyphs(glyphs))
+
     def ctc_only(self) -> ReadSettings:
         """The same crops read by the CTC head alone (a cheap confidence, e.g. for orientation)."""
         return replace(self, decoding="ctc", routing=None)

@@ -71,6 +71,8 @@ class RecognizerSpec:
     ctc_frames_per_patch: int = 1  # CTC frames each encoder patch emits (ocrkit.decode.ctc.CtcHead)
     decoder_max_chars: int | None = None  # attention decoding: longer CTC readings are kept (decode.routing)
     decoder_gate: float | None = None  # attention decoding: lines this sure in every CTC frame keep CTC's
+    # attention decoding: lines in whose CTC reading no letter or digit stands keep it (decode.routing)
+    decoder_needs_letters: bool = False
     min_confidence: float | None = None  # pages: lines read less sure than this are dropped (None: none)
     # pages: lines whose box overlaps a neighbour's are read again cut to their line once the page is
     # upright (ocrkit.pipeline); the other lines and the orientation are read as without it
@@ -88,7 +90,7 @@ class RecognizerSpec:
 
     def decoder_routing(self) -> DecoderRouting:
         """Which lines attention decoding leaves to the CTC head (none without a CTC head to read)."""
-        return DecoderRouting(self.decoder_max_chars, self.decoder_gate)
+        return DecoderRouting(self.decoder_max_chars, self.decoder_gate, self.decoder_needs_letters)
 
     def joint_settings(self) -> JointSettings:
         """How joint decoding weighs and gates the two decoders; library defaults where unset."""

@@ -10,9 +10,8 @@ every real one (on the handwritten development pages a cut of 0.6 removed 4 real
 
 from __future__ import annotations
 
-import re
+from ocrkit.util.charset import has_letter_or_digit
 
-_LETTER_OR_DIGIT = re.compile(r"[^\W_]")
 REPEAT_MIN_CHARS = 20  # shorter readings are too short to call repetitive
 # share of distinct 4-grams below which a reading is a decoder loop: 2 of 10 914 real validation lines of
 # 20+ characters fall below it ("Danzig . . . . . . -" and a line quoting itself), decoder loops do
@@ -21,7 +20,7 @@ REPEAT_DISTINCT_SHARE = 0.6
 
 def is_text(reading: str) -> bool:
     """False for a reading with no letter or digit, or one that repeats itself like a decoder loop."""
-    if not _LETTER_OR_DIGIT.search(reading):
+    if not has_letter_or_digit(reading):
         return False
     return distinct_share(reading) >= REPEAT_DISTINCT_SHARE or len(reading) < REPEAT_MIN_CHARS
 

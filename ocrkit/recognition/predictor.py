@@ -34,10 +34,10 @@ class Recognizer:
             raise ValueError(f"{settings.decoding} decoding needs a CTC head")
         self.model = model.eval()
         self.tokenizer = tokenizer
-        self.settings = settings
         self.ctc_head = ctc_head  # read by ctc and joint decoding, and for lines wider than `longest`
         self.backend = TorchBackend(self.model, ctc_head)
         self.glyphs = [decode(tokenizer, [i]) for i in range(len(tokenizer))]  # one token's text, by id
+        self.settings = settings.for_glyphs(self.glyphs)
 
     @classmethod
     def load(cls, model_dir: str | Path, decoding: str | None = None) -> Recognizer:

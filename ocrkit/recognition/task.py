@@ -268,7 +268,14 @@ class RecognitionTask:
 
 # settings a training run never sets: reading choices of the start folder (windows for wide lines, a
 # confidence cut), kept in what the run saves so a fine-tune reads as its start did
-START_ONLY_SETTINGS = ("windowed", "trim_margins", "trim_crowded", "grow_cut_ends", "min_confidence")
+START_ONLY_SETTINGS = (
+    "windowed",
+    "trim_margins",
+    "trim_crowded",
+    "grow_cut_ends",
+    "decoder_needs_letters",
+    "min_confidence",
+)
 
 
 def inherit_settings(spec: RecognizerSpec, start: str, out_dir: Path) -> RecognizerSpec:

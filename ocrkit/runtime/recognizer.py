@@ -42,7 +42,6 @@ class OnnxRecognizer:
         self.patch = int(config["encoder"]["patch_size"])
         chosen = chosen_decoding(spec, decoding, folder)
         self.ctc_head = folder_ctc_head(folder, spec, chosen)
-        self.settings = spec.read_settings(chosen)
         self.max_positions = int(config["decoder"]["max_position_embeddings"])
         tokenizer_file = folder / "tokenizer.json"
         if not tokenizer_file.is_file():
@@ -50,6 +49,7 @@ class OnnxRecognizer:
         self.tokenizer = Tokenizer.from_file(str(tokenizer_file))
         size = self.tokenizer.get_vocab_size()
         self.glyphs = [self.tokenizer.decode([i], skip_special_tokens=True) for i in range(size)]
+        self.settings = spec.read_settings(chosen).for_glyphs(self.glyphs)
         self.encoder = create_session(folder / "encoder_model.onnx", threads, opt_level)
         self.masks_encoder = False
         if chosen is Decoding.CTC:

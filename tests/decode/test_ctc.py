@@ -12,7 +12,7 @@ from safetensors.torch import load_file, save_file
 from ocrkit.decode.budget import greedy_token_budget
 from ocrkit.decode.ctc import best_path, patch_columns
 from ocrkit.decode.joint import sequence_logprobs, teacher_forcing_batch
-from ocrkit.decode.read import read
+from ocrkit.decode.read import read, read_crops
 from ocrkit.decode.routing import weakest_frame
 from ocrkit.export.recognizer import export_recognizer
 from ocrkit.hub.model_folder import CTC_HEAD_FILE as HEAD_FILE
@@ -334,3 +334,38 @@ def test_onnx_places_characters_where_torch_does(ctc_model_dir, tmp_path, decodi
             assert all(0 <= x <= crop.shape[1] for x in a.centres) and a.centres == sorted(a.centres)
             placed += 1
     assert placed >= 2
+
+
+def test_lines_whose_ctc_reading_holds_no_letter_keep_it_in_both_backends(ctc_model_dir, tmp_path):
+    """`decoder_needs_letters`: both backends take the letter ids from the folder's vocabulary, and the
+    decoder reads only the lines in which the CTC head reads one; the others keep the CTC reading (which
+    the page filter then drops as not text). This untrained head reads letters everywhere, so the test
+    narrows the letters to those of some lines' CTC readings to see both kinds of line."""
+    _, _, folder, _ = ctc_model_dir
+    crops = [render_line(t) for t in ["Total 12.50", "Brot", "ID 42", "x y z 42", "a much longer line"]]
+    ctc = load_recognizer(folder, decoding="ctc")
+    with torch.inference_mode():
+        ctc_ids = [ids for ids, _ in read_crops(ctc.backend, ctc.settings, crops, 2)]
+    ctc_texts = [t for t, _ in ctc.recognize(crops, batch_size=2)]
+    attention = load_recognizer(folder, decoding="attention").recognize(crops, batch_size=2)
+    needs = tmp_path / "needs_letters"
+    shutil.copytree(folder, needs)
+    write_spec(
+        needs, replace(read_spec(needs, "recognizer"), decoding="attention", decoder_needs_letters=True)
+    )
+    export_recognizer(needs, tmp_path / "onnx")
+    readers = [load_recognizer(needs), OnnxRecognizer(tmp_path / "onnx", threads=1)]
+    vocabulary = [i for i, g in enumerate(readers[0].glyphs) if any(ch.isalnum() for ch in g)]
+    for reader in readers:
+        assert reader.settings.routing.letter_ids == frozenset(vocabulary)
+    assert [t for t, _ in readers[0].recognize(crops)] == [t for t, _ in attention]  # every line lettered
+    letters = frozenset(ctc_ids[0][:3])  # only some lines' CTC readings hold one of these
+    lettered = [not letters.isdisjoint(ids) for ids in ctc_ids]
+    assert any(lettered) and not all(lettered)
+    for reader in readers:
+        reader.settings = replace(
+            reader.settings, routing=replace(reader.settings.routing, letter_ids=letters)
+        )
+        got = reader.recognize(crops, batch_size=2)
+        for has, (text, _), ctc_text, (decoded, _) in zip(lettered, got, ctc_texts, attention, strict=True):
+            assert text == (decoded if has else ctc_text)

@@ -117,6 +117,32 @@ def test_attention_keeps_the_ctc_reading_of_lines_sure_in_every_frame():
     assert [ids for ids, _ in got] == [[3, 4], [5]] and backend.greedy_calls == []
 
 
+def test_attention_keeps_the_ctc_reading_of_lines_in_which_it_reads_no_letter():
+    """A picture read by the decoder comes out as fluent invented text; where the CTC head reads no
+    letter or digit in a line, the line keeps that reading and the decoder never reads it."""
+    frames = np.zeros((3, 4, 7))
+    frames[0, [0, 1, 2, 3], [3, 0, 4, 0]] = 20.0  # line 0: CTC reads "3 4" (letters), unsure below
+    frames[0, 3] = 0.0
+    frames[1, [0, 1], [6, 0]] = 20.0  # line 1: CTC reads "-" only (no letter), unsure at the end
+    frames[2] = 0.0  # line 2: flat, CTC reads nothing
+    backend = StandInBackend(frames, decoder_ids=[[5], [4, 5], [3, 3, 5]])
+    routing = DecoderRouting(gate=0.9, needs_letters=True).for_glyphs(["", "", "", "3", "4", "a", "-"])
+    assert routing.letter_ids == frozenset({3, 4, 5})
+    got = read_batches(backend, [np.zeros((3, 3, 32, 128), np.float32)], "attention", routing=routing)[0]
+    assert [ids for ids, _ in got] == [[5], [6], []] and backend.greedy_calls == [[0]]
+    with pytest.raises(ValueError, match="letter ids"):
+        read_batches(backend, [PIXELS], "attention", routing=DecoderRouting(needs_letters=True))
+
+
+def test_read_settings_take_the_letter_ids_from_the_vocabulary():
+    settings = ReadSettings(
+        LinePreprocess(), "attention", routing=DecoderRouting(gate=0.7, needs_letters=True)
+    )
+    filled = settings.for_glyphs(["", "ſ", "7", " ", ".", "é"])
+    assert filled.routing.letter_ids == frozenset({1, 2, 5}) and filled.routing.gate == 0.7
+    assert ReadSettings(LinePreprocess(), "ctc").for_glyphs(["a"]).routing is None
+
+
 def test_ctc_reads_the_best_path_without_the_decoder():
     backend = two_lines()
     assert read(backend, PIXELS, "ctc") == best_path(backend.frames, 0)
