@@ -540,9 +540,12 @@ def _keep_if_surer(
 
 
 def text_per_line(page: Page) -> float:
-    """The surely read characters per line of a page's lines read as text."""
-    text = [line for line in page.lines if is_text(line.text)]
-    return sure_characters_per_line([line.text for line in text], [line.rec_score for line in text])
+    """The surely read characters per detected line of a page, a line read as no text counting as a line
+    with none: read on the wrong axis, a page's boxes are cut print that reads as nothing, and leaving
+    them out of the count made such a reading look as sure as the right one (a faint receipt skewed 10°
+    was turned sideways in 2 of 480 validation readings until they counted)."""
+    texts = [line.text if is_text(line.text) else "" for line in page.lines]
+    return sure_characters_per_line(texts, [line.rec_score for line in page.lines])
 
 
 def detect_page(detector: LineDetector, image: np.ndarray, name: str = "<array>", page: int = 1) -> Page:

@@ -528,3 +528,21 @@ def test_the_lines_need_a_clear_vote_only_against_a_turn_the_classifier_was_sure
     framing = pipeline.Framing(image, Orientation(180, 0.995, applied, method="reading"))
     assert ocr._lines_direction(framing, page) == KEEP
     assert votes == [SURE_VOTE if vote == "sure" else VOTE]
+
+
+def test_a_reading_full_of_boxes_read_as_nothing_is_not_the_surer_one():
+    """Read on the wrong axis, a page's boxes are cut print that reads as nothing: those boxes count as
+    lines with no text, so the reading with fewer, longer lines read as text does not win by leaving
+    them out."""
+    from ocrkit.pages.document import Line, Page
+    from ocrkit.pipeline import text_per_line
+
+    right = Page("p.png", 100, 100, lines=[Line([0, 0, 50, 10], "a line of text", 0.9, 0.9, 0.8)] * 4)
+    lines = [Line([0, 0, 10, 50], "", 0.9, 0.9, 0.2)] * 6 + [
+        Line([0, 0, 10, 50], "Amount Total", 0.9, 0.9, 0.9)
+    ]
+    sideways = Page("p.png", 100, 100, lines=lines)
+    assert text_per_line(right) == pytest.approx(14 * 0.8)
+    assert text_per_line(sideways) == pytest.approx(12 * 0.9 / 7)
+    assert text_per_line(right) > text_per_line(sideways)
+    assert text_per_line(Page("p.png", 100, 100)) == 0.0
