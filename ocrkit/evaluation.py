@@ -54,6 +54,25 @@ def transcribed_parts(
     return transcribed, ~on_untranscribed
 
 
+def page_texts(
+    gt_boxes: np.ndarray,
+    gt_texts: list[str],
+    pred_boxes: np.ndarray,
+    pred_texts: list[str],
+    pred_scored: np.ndarray | None = None,
+) -> tuple[str, str]:
+    """(reference, hypothesis) texts of a page in row order, as page CER compares them: the transcribed
+    annotated lines, and the predicted lines not lying on an untranscribed one (`transcribed_parts`) and
+    in `pred_scored` where given."""
+    gt_kept, pred_kept = transcribed_parts(gt_boxes, gt_texts, pred_boxes)
+    if pred_scored is not None:
+        pred_kept &= pred_scored
+    pred = np.asarray(pred_boxes, np.float32).reshape(-1, 4)
+    ref = row_order_text(gt_boxes[gt_kept], [t for t, k in zip(gt_texts, gt_kept, strict=True) if k])
+    hyp = row_order_text(pred[pred_kept], [t for t, k in zip(pred_texts, pred_kept, strict=True) if k])
+    return ref, hyp
+
+
 def row_order_text(boxes: np.ndarray, texts: list[str]) -> str:
     """Texts joined in row order: a space within a row, a newline between rows; whitespace collapsed."""
     boxes = np.asarray(boxes, np.float32).reshape(-1, 4)
@@ -89,11 +108,7 @@ class SubsetScore:
         dropped = np.array([ln.bbox for ln in page.not_text], np.float32).reshape(-1, 4)
         self.dropped_real += lost_to_filter(gt_boxes, pred_boxes, dropped)
         self.detections[image_id] = (pred_boxes, np.array([ln.det_score for ln in page.lines], np.float32))
-        gt_kept, pred_kept = transcribed_parts(gt_boxes, gt_texts, pred_boxes)
-        ref = row_order_text(gt_boxes[gt_kept], [t for t, k in zip(gt_texts, gt_kept, strict=True) if k])
-        hyp = row_order_text(
-            pred_boxes[pred_kept], [ln.text for ln, k in zip(page.lines, pred_kept, strict=True) if k]
-        )
+        ref, hyp = page_texts(gt_boxes, gt_texts, pred_boxes, [ln.text for ln in page.lines])
         if not case_sensitive:
             ref, hyp = ref.lower(), hyp.lower()
         self.edits += edit_distance(ref, hyp)

@@ -37,7 +37,7 @@ from pathlib import Path
 import numpy as np
 
 from ocrkit.detection.metrics import match_count
-from ocrkit.evaluation import is_case_sensitive, load_coco, row_order_text, transcribed_parts
+from ocrkit.evaluation import is_case_sensitive, load_coco, page_texts
 from ocrkit.images import boxes as B
 from ocrkit.images.io import load_image
 from ocrkit.pages.outputs import write_atomic
@@ -102,12 +102,7 @@ def page_counts(reading: Reading, page: dict) -> PageCounts:
     """A page's reading scored as `ocrkit evaluate pages` scores it, the lines outside its annotated part
     left out of the text."""
     boxes = np.array(reading["boxes"], np.float32).reshape(-1, 4)
-    annotated, kept = transcribed_parts(page["boxes"], page["texts"], boxes)
-    kept &= scored(boxes, page["boxes"])
-    ref = row_order_text(
-        page["boxes"][annotated], [t for t, k in zip(page["texts"], annotated, strict=True) if k]
-    )
-    hyp = row_order_text(boxes[kept], [t for t, k in zip(reading["texts"], kept, strict=True) if k])
+    ref, hyp = page_texts(page["boxes"], page["texts"], boxes, reading["texts"], scored(boxes, page["boxes"]))
     if not page["case_sensitive"]:
         ref, hyp = ref.lower(), hyp.lower()
     return match_count(boxes, page["boxes"]), len(page["boxes"]), edit_distance(ref, hyp), len(ref)
