@@ -1,7 +1,7 @@
 """Page orientation: how often the classifier finds how a page was sent, and what it costs per page.
 
     python benchmarks/orientation.py PAGES_OR_COCO... [--model orientation] [--backend onnx] [--threads 2]
-    python benchmarks/orientation.py PAGES... --pipeline [--skews 0,-10,10]   # the whole OCR path
+    python benchmarks/orientation.py PAGES... --pipeline [--skews 0,-10,10] [--rec-model DIR]  # whole path
 
 Every page (image files in folders, or the pages of COCO files) is sent upright and turned 90/180/270
 degrees clockwise (or the --turns given), each also skewed by each of --skews degrees; the table gives
@@ -145,6 +145,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("sources", nargs="+", help="folders of pages, image files or COCO files")
     parser.add_argument("--model", default=None, help="orientation folder or shipped name")
+    parser.add_argument("--rec-model", default=None, help="with --pipeline: recognizer folder or name")
     parser.add_argument("--backend", choices=("torch", "onnx"), default="onnx")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument(
@@ -172,8 +173,10 @@ def main() -> None:
 
     read: dict[str, Page] = {}
     if args.pipeline:
-        ocr = OCR(backend=args.backend, threads=args.threads, orientation_model=args.model)
-        as_is = OCR(backend=args.backend, threads=args.threads, orientation=0)
+        ocr = OCR(
+            rec_model=args.rec_model, backend=args.backend, threads=args.threads, orientation_model=args.model
+        )
+        as_is = OCR(rec_model=args.rec_model, backend=args.backend, threads=args.threads, orientation=0)
 
         def classify(image: np.ndarray):
             read["page"] = ocr.read(image)
