@@ -177,9 +177,18 @@ def sequence_logprobs(
     logits: np.ndarray, targets: np.ndarray, mask: np.ndarray, owners: list[int], lines: int
 ) -> list[list[float]]:
     """Decoder logits [N, L, V] of a teacher-forcing batch → per line, log p of each of its candidates."""
+    return per_line(row_logprobs(logits, targets, mask), owners, lines)
+
+
+def row_logprobs(logits: np.ndarray, targets: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Decoder logits [N, L, V] of teacher-forced rows → (N,) log p of each row's scored targets."""
     lp = log_softmax(logits.astype(np.float64))
     token = np.take_along_axis(lp, targets[..., None], axis=-1)[..., 0]
-    totals = (token * mask).sum(1)
+    return (token * mask).sum(1)
+
+
+def per_line(totals: np.ndarray, owners: list[int], lines: int) -> list[list[float]]:
+    """Row values → per line, in row order, the values of the rows it owns."""
     out: list[list[float]] = [[] for _ in range(lines)]
     for owner, total in zip(owners, totals, strict=True):
         out[owner].append(float(total))

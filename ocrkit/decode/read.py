@@ -21,7 +21,8 @@ from ocrkit.decode.joint import (
     JointSettings,
     choose,
     joint_candidates,
-    sequence_logprobs,
+    per_line,
+    row_logprobs,
     teacher_forcing_batch,
 )
 from ocrkit.decode.routing import DecoderRouting
@@ -405,13 +406,14 @@ def _forced_logprobs(
     inputs, targets, mask, owners = teacher_forcing_batch(
         candidates, backend.start_id, backend.eos_id, backend.blank_id, backend.max_positions
     )
-    scored: np.ndarray | None = None
+    totals = np.zeros(len(owners))
     for group in _row_groups(backend, lines.lengths, limit):
         members = set(group)
         rows = [r for r, owner in enumerate(owners) if owner in members]
+        # the group's own longest candidate: right padding beyond it is never scored (causal decoder), and
+        # a page's longest line padded every receipt line's candidates to its length
+        width = int(mask[rows].sum(1).max())
         states, cross_mask = _padded(backend, lines, [owners[r] for r in rows])
-        logits = backend.score(states, inputs[rows], cross_mask)
-        if scored is None:
-            scored = np.zeros((len(owners), *logits.shape[1:]), logits.dtype)
-        scored[rows] = logits
-    return sequence_logprobs(scored, targets, mask, owners, len(candidates))
+        logits = backend.score(states, inputs[rows, :width], cross_mask)
+        totals[rows] = row_logprobs(logits, targets[rows, :width], mask[rows, :width])
+    return per_line(totals, owners, len(candidates))

@@ -340,12 +340,13 @@ def test_page_shaped_detector_onnx_matches_torch_at_every_page_shape(
         assert_same_lines(torch_lines, onnx_lines)
 
 
-def test_decoder_steps_run_on_one_thread_and_the_encoder_on_the_users(recognizer_dirs):
+def test_decoder_steps_run_on_one_thread_and_whole_batches_on_the_users(recognizer_dirs):
     _, onnx_dir = recognizer_dirs
     rec = OnnxRecognizer(onnx_dir, threads=3)
-    assert rec.encoder.get_session_options().intra_op_num_threads == 3
-    for session in (rec.decoder, rec.decoder_past):
-        assert session.get_session_options().intra_op_num_threads == 1
+    # the encoder and the full decoder (joint decoding's teacher forcing of whole candidate batches)
+    for session in (rec.encoder, rec.decoder):
+        assert session.get_session_options().intra_op_num_threads == 3
+    assert rec.decoder_past.get_session_options().intra_op_num_threads == 1  # one token per line a step
 
 
 def test_a_calibrated_int8_detector_quantizes_only_its_image_stages_and_finds_the_same_lines(
