@@ -28,6 +28,7 @@ class StandInBackend:
         self.greedy_calls: list[list[int]] = []  # the lines of each greedy loop
         self.scored_lines: list[int] = []  # the lines whose candidates were teacher-forced
         self.scored_rows = 0  # the candidates teacher-forced
+        self.scored_widths: list[int] = []  # the token positions of each teacher-forcing pass
         self.ctc_calls = 0
 
     def encode(self, pixels):
@@ -60,6 +61,7 @@ class StandInBackend:
     def score(self, states, input_ids, mask=None):
         self.scored_lines += sorted(set(states[:, 0].tolist()))
         self.scored_rows += len(input_ids)
+        self.scored_widths.append(input_ids.shape[1])
         logits = np.zeros((*input_ids.shape, self.frames.shape[-1]))
         for row, line in enumerate(states[:, 0]):
             for t, token in enumerate([*self.decoder_ids[line], EOS][: input_ids.shape[1]]):
@@ -182,6 +184,20 @@ def test_joint_takes_the_decoders_own_log_probability_from_the_greedy_loop():
         StandInBackend(frames, decoder_ids=[[4]]), pixels, JointSettings(alternatives=0)
     )["joint"]
     assert got[0] == everything[0] == [4] and got[1] == pytest.approx(everything[1])
+
+
+def test_each_teacher_forcing_pass_is_as_wide_as_its_own_longest_candidate():
+    frames = np.zeros((2, 8, 6))
+    frames[0, range(8), [3, 0, 5, 0, 3, 0, 5, 0]] = 2.0  # line 0: CTC leans to "3 5 3 5"
+    frames[1, range(8), [3, 0, 0, 0, 0, 0, 0, 0]] = 2.0  # line 1: CTC leans to "3"
+    pixels = np.zeros((2, 3, 32, 128), np.float32)
+    one_pass = StandInBackend(frames, decoder_ids=[[4], [4]])
+    together = read_batches(one_pass, [pixels], "joint", JointSettings(alternatives=0))
+    apart = StandInBackend(frames, decoder_ids=[[4], [4]])
+    alone = read_batches(apart, [pixels], "joint", JointSettings(alternatives=0), decoder_batch=1)
+    assert one_pass.scored_widths == [5]  # <s> + the longest CTC reading
+    assert apart.scored_widths == [5, 2]  # each line's own: no padding to the page's longest
+    assert alone == together
 
 
 def test_read_all_scores_every_decoding_ungated_from_one_encoder_pass():
