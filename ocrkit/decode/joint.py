@@ -173,13 +173,6 @@ def teacher_forcing_batch(
     return inputs, targets, mask, owners
 
 
-def sequence_logprobs(
-    logits: np.ndarray, targets: np.ndarray, mask: np.ndarray, owners: list[int], lines: int
-) -> list[list[float]]:
-    """Decoder logits [N, L, V] of a teacher-forcing batch → per line, log p of each of its candidates."""
-    return per_line(row_logprobs(logits, targets, mask), owners, lines)
-
-
 def row_logprobs(logits: np.ndarray, targets: np.ndarray, mask: np.ndarray) -> np.ndarray:
     """Decoder logits [N, L, V] of teacher-forced rows → (N,) log p of each row's scored targets."""
     lp = log_softmax(logits.astype(np.float64))

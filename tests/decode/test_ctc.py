@@ -11,7 +11,7 @@ from safetensors.torch import load_file, save_file
 
 from ocrkit.decode.budget import greedy_token_budget
 from ocrkit.decode.ctc import best_path, patch_columns
-from ocrkit.decode.joint import sequence_logprobs, teacher_forcing_batch
+from ocrkit.decode.joint import per_line, row_logprobs, teacher_forcing_batch
 from ocrkit.decode.read import read, read_crops
 from ocrkit.decode.routing import weakest_frame
 from ocrkit.export.recognizer import export_recognizer
@@ -229,7 +229,7 @@ def test_joint_decoding_picks_from_both_readings_with_the_decoders_own_scores(ct
             pixel_values=pixels, decoder_input_ids=torch.from_numpy(inputs), interpolate_pos_encoding=True
         ).logits
     mask[0, budget:] = False  # a reading that ran out of budget has no </s> to score
-    (score,) = sequence_logprobs(logits.numpy(), targets, mask, owners, 1)[0]
+    (score,) = per_line(row_logprobs(logits.numpy(), targets, mask), owners, 1)[0]
     assert np.exp(score / mask.sum()) == pytest.approx(conf, rel=1e-4)
 
 

@@ -12,7 +12,8 @@ from ocrkit.decode.joint import (
     choose,
     distinct_candidates,
     joint_candidates,
-    sequence_logprobs,
+    per_line,
+    row_logprobs,
     teacher_forcing_batch,
 )
 from ocrkit.hub.model_folder import RecognizerSpec, read_spec, write_spec
@@ -88,7 +89,7 @@ def test_teacher_forcing_scores_each_candidate_up_to_its_end_token():
     assert targets.tolist() == [[5, 6, 7, 2], [5, 2, 0, 0], [2, 0, 0, 0]]
     assert mask.sum(1).tolist() == [4, 2, 1] and owners == [0, 1, 1]
     logits = np.random.default_rng(0).normal(size=(3, 4, 8))
-    scores = sequence_logprobs(logits, targets, mask, owners, lines=2)
+    scores = per_line(row_logprobs(logits, targets, mask), owners, lines=2)
     lp = log_softmax(logits)
     assert scores[0][0] == pytest.approx(sum(lp[0, t, v] for t, v in enumerate([5, 6, 7, 2])))
     assert scores[1] == pytest.approx([lp[1, 0, 5] + lp[1, 1, 2], lp[2, 0, 2]])
