@@ -10,7 +10,8 @@ an array cache where picking rows copies it (ocrkit.runtime.recognizer).
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from collections.abc import Sequence
+from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
@@ -41,19 +42,40 @@ class DecoderSteps(Protocol):
         """The cache of the given rows only (increasing; lines still being read)."""
 
 
+class GreedyReadings(NamedTuple):
+    """Per line: token ids without </s>; exp(mean token log-prob, </s> included); and, where a reference
+    reading was given, an upper bound on the decoder's log p(reference + </s>) (None where the line ran out
+    of budget before leaving the reference)."""
+
+    ids: list[list[int]]
+    confidences: list[float]
+    reference_bounds: list[float | None]
+
+
 def greedy(
-    steps: DecoderSteps, states: Any, budgets: np.ndarray, mask: np.ndarray | None = None
-) -> tuple[list[list[int]], list[float]]:
-    """→ (token ids without </s>, exp(mean token log-prob, </s> included)) per line. Line b stops at
-    </s> or after budgets[b] tokens; `mask` (B, encoder length; 1 = real state) hides padded states."""
+    steps: DecoderSteps,
+    states: Any,
+    budgets: np.ndarray,
+    mask: np.ndarray | None = None,
+    references: Sequence[Sequence[int]] | None = None,
+) -> GreedyReadings:
+    """Line b stops at </s> or after budgets[b] tokens; `mask` (B, encoder length; 1 = real state) hides
+    padded states.
+
+    `references[b]` (another reading of line b, e.g. the CTC head's): the reference shares the greedy
+    path's tokens up to the first step where it differs, so its log-probability is at most the path's
+    log-probability up to there plus its own token's at that step (later tokens only lower it). Joint
+    decoding skips teacher-forcing a reference this bound already rules out (ocrkit.decode.joint.beaten)."""
     budgets = np.asarray(budgets, np.int64)
     n = len(budgets)
     tokens: list[list[int]] = [[] for _ in range(n)]
     logprob = np.zeros(n, np.float64)
     counted = np.zeros(n, np.int64)
+    bounds: list[float | None] = [None] * n
+    following = np.full(n, references is not None)  # the reference still matches the path so far
     done = budgets <= 0
     if done.all():
-        return tokens, [1.0] * n
+        return GreedyReadings(tokens, [1.0] * n, bounds)
     logits, cache = steps.first_step(states, mask)
     active = np.arange(n)  # the lines the cache and the logits rows belong to
     for step in range(int(budgets.max())):
@@ -62,6 +84,12 @@ def greedy(
         for row, b in enumerate(active):
             if done[b]:
                 continue
+            if following[b]:
+                reference = references[b]
+                wanted = reference[step] if step < len(reference) else steps.eos_id
+                if wanted != chosen[row] or wanted == steps.eos_id:
+                    bounds[b] = float(logprob[b] + lp[row, wanted])
+                    following[b] = False
             logprob[b] += lp[row, chosen[row]]
             counted[b] += 1
             if chosen[row] == steps.eos_id:
@@ -77,7 +105,8 @@ def greedy(
             cache, chosen, active = steps.select(cache, rows), chosen[rows], active[rows]
             mask = None if mask is None else mask[rows]
         logits, cache = steps.next_step(chosen.astype(np.int64), cache, mask)
-    return tokens, [float(np.exp(logprob[b] / max(1, counted[b]))) for b in range(n)]
+    confidences = [float(np.exp(logprob[b] / max(1, counted[b]))) for b in range(n)]
+    return GreedyReadings(tokens, confidences, bounds)
 
 
 def kept_rows(unfinished: np.ndarray) -> np.ndarray:

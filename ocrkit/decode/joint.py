@@ -32,6 +32,10 @@ DENSE_TRUST = 0.7
 # crop subset (SROIE 0.088 → 0.087, DTA 0.396 → 0.380, OCR-D 0.374 → 0.372, poilus 0.828 → 0.811) for
 # ~20 % more time per receipt page. A folder's `joint_alternatives` setting overrides it (0 = off).
 CTC_ALTERNATIVES = 3
+# Nats added to a candidate's decoder log-prob bound before it is ruled out (`beyond_reach`): the bound comes
+# from the greedy loop's step graph, the log-prob it stands for from the full graph's teacher forcing, and
+# the two differ by float rounding only (about 1e-5 per token in float32).
+BOUND_SLACK = 0.05
 
 
 @dataclass(frozen=True)
@@ -61,6 +65,7 @@ def ctc_scores(
     candidates: list[list[list[int]]],
     blank: int,
     refit: Sequence[bool] | None = None,
+    on_frames: list[list[float]] | None = None,
 ) -> list[list[float]]:
     """CTC log-likelihood of each candidate reading of each line, all lines in one batched pass.
 
@@ -70,22 +75,24 @@ def ctc_scores(
     reading over a correct decoder reading (600 synthetic validation lines: joint 0.234, decoder alone
     0.153). A line with `refit[i]` (default: every line) and an impossible candidate has all its
     candidates scored on frames read twice each, which fits up to two characters per frame and still
-    rejects a reading far longer than the line."""
+    rejects a reading far longer than the line. `on_frames`: the candidates' scores on the frames as they
+    are (`ctc_scores_on_frames`), when already computed."""
     refit = [True] * len(candidates) if refit is None else refit
-    scores = _scores_by_line(frame_logprobs, candidates, blank)
+    scores = [list(line) for line in on_frames or ctc_scores_on_frames(frame_logprobs, candidates, blank)]
     again = [i for i, line in enumerate(scores) if refit[i] and not np.isfinite(line).all()]
     if again:
         doubled = [np.repeat(frame_logprobs[i], 2, axis=0) for i in again]
         for i, line in zip(
-            again, _scores_by_line(doubled, [candidates[i] for i in again], blank), strict=True
+            again, ctc_scores_on_frames(doubled, [candidates[i] for i in again], blank), strict=True
         ):
             scores[i] = line
     return scores
 
 
-def _scores_by_line(
+def ctc_scores_on_frames(
     frame_logprobs: Sequence[np.ndarray], candidates: list[list[list[int]]], blank: int
 ) -> list[list[float]]:
+    """CTC log-likelihood of each candidate of each line on its frames as they are (no refit)."""
     pairs = [(frames, ids) for frames, cands in zip(frame_logprobs, candidates, strict=True) for ids in cands]
     flat = ctc_log_likelihoods([f for f, _ in pairs], [ids for _, ids in pairs], blank) if pairs else []
     out, at = [], 0
@@ -125,22 +132,53 @@ def distinct_candidates(*readings: list[list[int]]) -> list[list[list[int]]]:
     return out
 
 
+def beyond_reach(
+    ctc: Sequence[float],
+    known: Sequence[float | None],
+    bounds: Sequence[float | None],
+    ctc_weight: float = DEFAULT_CTC_WEIGHT,
+) -> list[bool]:
+    """Per candidate of one line: True where it cannot win, so its decoder log-prob need not be computed.
+
+    `ctc`: the candidates' CTC scores on the line's frames; `known[k]`: candidate k's decoder log-prob where
+    known (the greedy reading's, from its own loop); `bounds[k]`: an upper bound on it where one is known
+    (ocrkit.decode.greedy: the CTC reading's, from where it leaves the greedy path). A candidate is out of
+    reach when its joint score at that bound (plus BOUND_SLACK) is below a known candidate's. A line with
+    a candidate CTC cannot align is left alone: its scores may be refit on doubled frames (`ctc_scores`)."""
+    if not np.isfinite(ctc).all():
+        return [False] * len(ctc)
+
+    def score(c: float, lp: float) -> float:
+        return ctc_weight * c + (1.0 - ctc_weight) * lp
+
+    known_scores = [score(c, lp) for c, lp in zip(ctc, known, strict=True) if lp is not None]
+    if not known_scores:
+        return [False] * len(ctc)
+    best = max(known_scores)
+    return [
+        lp is None and bound is not None and score(c, bound + BOUND_SLACK) < best
+        for c, lp, bound in zip(ctc, known, bounds, strict=True)
+    ]
+
+
 def choose(
     frame_logprobs: np.ndarray,
     candidates: list[list[list[int]]],
     attention_logprobs: list[list[float]],
     blank: int,
     ctc_weight: float = DEFAULT_CTC_WEIGHT,
+    ctc_on_frames: list[list[float]] | None = None,
 ) -> list[tuple[list[int], float]]:
     """Per line, the candidate with the highest weighted log-likelihood, and its confidence.
 
-    `attention_logprobs[b][k]` is the decoder's log p(candidate + </s>); the confidence is exp of the joint
-    score per emitted token (</s> included), 1.0 when both models are certain."""
+    `attention_logprobs[b][k]` is the decoder's log p(candidate + </s>), -inf for a candidate out of reach
+    (`beyond_reach`); the confidence is exp of the joint score per emitted token (</s> included), 1.0 when
+    both models are certain. `ctc_on_frames`: see `ctc_scores`."""
     decoder_sure = [
         max(np.exp(lp / (len(ids) + 1)) for ids, lp in zip(cands, att, strict=True)) >= DENSE_TRUST
         for cands, att in zip(candidates, attention_logprobs, strict=True)
     ]
-    ctc_all = ctc_scores(frame_logprobs, candidates, blank, refit=decoder_sure)
+    ctc_all = ctc_scores(frame_logprobs, candidates, blank, refit=decoder_sure, on_frames=ctc_on_frames)
     picked = []
     for cands, att, ctc in zip(candidates, attention_logprobs, ctc_all, strict=True):
         scores = [ctc_weight * c + (1.0 - ctc_weight) * lp for c, lp in zip(ctc, att, strict=True)]

@@ -9,6 +9,7 @@ from ocrkit.decode.ctc import best_path, ctc_log_likelihood, ctc_log_likelihoods
 from ocrkit.decode.joint import (
     CTC_ALTERNATIVES,
     DENSE_TRUST,
+    beyond_reach,
     choose,
     distinct_candidates,
     joint_candidates,
@@ -75,6 +76,17 @@ def test_a_reading_too_dense_for_the_frames_is_rescored_when_the_decoder_is_sure
     assert choose(frames, candidates, [[-20.0, unsure]], BLANK)[0][0] == [1, 3]  # CTC veto stands
     # a reading longer than even doubled frames allow stays impossible, however sure the decoder
     assert choose(frames, [[[1, 3], [1, 2, 3, 4, 1, 2, 3]]], [[-20.0, 0.0]], BLANK)[0][0] == [1, 3]
+
+
+def test_a_candidate_is_out_of_reach_only_when_its_bound_loses_to_a_known_score():
+    # known: the decoder's reading scores 0.5 * -5 + 0.5 * -0.5 = -2.75
+    assert beyond_reach([-1.0, -5.0], [None, -0.5], [-4.0, None]) == [False, False]  # -2.475 at best
+    assert beyond_reach([-1.0, -5.0], [None, -0.5], [-5.0, None]) == [True, False]  # -2.975 at best
+    assert beyond_reach([-1.0, -5.0], [None, -0.5], [None, None]) == [False, False]  # no bound
+    assert beyond_reach([-1.0, -5.0], [None, None], [-50.0, None]) == [False, False]  # nothing known
+    # a candidate CTC cannot align may be refit on doubled frames: its line is left alone
+    assert beyond_reach([-1.0, -np.inf], [None, -0.5], [-50.0, None]) == [False, False]
+    assert beyond_reach([-1.0, -5.0], [None, -0.5], [-5.0, None], ctc_weight=1.0) == [False, False]
 
 
 def test_distinct_candidates_drop_agreeing_readings():

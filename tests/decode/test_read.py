@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from ocrkit.decode.budget import greedy_token_budget
-from ocrkit.decode.ctc import best_path
+from ocrkit.decode.ctc import best_path, log_softmax
 from ocrkit.decode.greedy import greedy, kept_rows, pad_lengths
 from ocrkit.decode.joint import JointSettings
 from ocrkit.decode.read import ReadSettings, read, read_all, read_batches, read_crops
@@ -21,6 +21,7 @@ class StandInBackend:
     start_id, eos_id, blank_id, max_positions, patch = 1, EOS, 0, 64, 16
     masks_encoder = True
     ctc_head = "a head"  # present: read_crops may route lines to it
+    certainty = 30.0  # the logit of the decoder's own next token (all others 0)
 
     def __init__(self, frames: np.ndarray, decoder_ids: list[list[int]]) -> None:
         self.frames = frames
@@ -51,7 +52,7 @@ class StandInBackend:
         logits = np.zeros((len(lines), self.frames.shape[-1]))
         for row, line in enumerate(lines):
             reading = [*self.decoder_ids[line], EOS]
-            logits[row, reading[min(t + 1, len(reading) - 1)]] = 30.0
+            logits[row, reading[min(t + 1, len(reading) - 1)]] = self.certainty
         return logits, (lines, t + 1)
 
     def select(self, cache, rows):
@@ -65,7 +66,7 @@ class StandInBackend:
         logits = np.zeros((*input_ids.shape, self.frames.shape[-1]))
         for row, line in enumerate(states[:, 0]):
             for t, token in enumerate([*self.decoder_ids[line], EOS][: input_ids.shape[1]]):
-                logits[row, t, token] = 30.0
+                logits[row, t, token] = self.certainty
         return logits
 
 
@@ -173,23 +174,35 @@ def test_joint_rescores_only_the_lines_where_the_decoder_and_ctc_disagree():
     assert backend.greedy_calls == [[0, 1]] and backend.scored_lines == [1]
 
 
-def test_joint_takes_the_decoders_own_log_probability_from_the_greedy_loop():
+@pytest.mark.parametrize(
+    ("ctc_logit", "forced", "chosen"),
+    [(20.0, 1, [3]), (2.0, 0, [4])],  # CTC sure of "3": in reach, taught, chosen; CTC leaning: out of reach
+)
+def test_joint_teacher_forces_the_ctc_reading_only_where_the_greedy_loops_bound_leaves_it_in_reach(
+    ctc_logit, forced, chosen
+):
+    """The decoder reads "4" and gives "3" a log-prob of about -3.3 (its bound from the greedy loop).
+    Where CTC prefers "3" by ~20 nats it may still win and is teacher-forced; by ~2 it cannot, and the
+    loop's own log-prob of "4" decides without a teacher-forcing pass. Either way the reading and its
+    confidence are those of rescoring every candidate by teacher forcing (read_all)."""
     frames = np.zeros((1, 4, 6))
-    frames[0, [0, 1, 2, 3], [3, 0, 0, 0]] = 2.0  # CTC leans to "3", the decoder reads "4"
+    frames[0, [0, 1, 2, 3], [3, 0, 0, 0]] = ctc_logit
     backend = StandInBackend(frames, decoder_ids=[[4]])
-    pixels = PIXELS[:1]
-    (got,) = read(backend, pixels, "joint", JointSettings(alternatives=0))
-    assert backend.scored_rows == 1  # the CTC reading alone was teacher-forced
-    (everything,) = read_all(
-        StandInBackend(frames, decoder_ids=[[4]]), pixels, JointSettings(alternatives=0)
-    )["joint"]
-    assert got[0] == everything[0] == [4] and got[1] == pytest.approx(everything[1])
+    backend.certainty = 3.0
+    (got,) = read(backend, PIXELS[:1], "joint", JointSettings(alternatives=0))
+    assert backend.scored_rows == forced
+    everyone = StandInBackend(frames, decoder_ids=[[4]])
+    everyone.certainty = 3.0
+    (everything,) = read_all(everyone, PIXELS[:1], JointSettings(alternatives=0))["joint"]
+    assert everyone.scored_rows == 2  # read_all teaches both candidates
+    assert got[0] == everything[0] == chosen and got[1] == pytest.approx(everything[1])
 
 
 def test_each_teacher_forcing_pass_is_as_wide_as_its_own_longest_candidate():
     frames = np.zeros((2, 8, 6))
     frames[0, range(8), [3, 0, 5, 0, 3, 0, 5, 0]] = 2.0  # line 0: CTC leans to "3 5 3 5"
     frames[1, range(8), [3, 0, 0, 0, 0, 0, 0, 0]] = 2.0  # line 1: CTC leans to "3"
+    frames *= 20.0  # CTC sure enough of its readings that the decoder must weigh them
     pixels = np.zeros((2, 3, 32, 128), np.float32)
     one_pass = StandInBackend(frames, decoder_ids=[[4], [4]])
     together = read_batches(one_pass, [pixels], "joint", JointSettings(alternatives=0))
@@ -301,17 +314,58 @@ class EndlessDecoder:
 
 def test_greedy_keeps_a_lone_finished_line_in_a_large_batch_rather_than_copy_the_cache():
     decoder = EndlessDecoder()
-    ids, _ = greedy(decoder, np.zeros((5, 1)), np.array([1, 6, 6, 6, 6]))
+    ids = greedy(decoder, np.zeros((5, 1)), np.array([1, 6, 6, 6, 6])).ids
     assert [len(line) for line in ids] == [1, 6, 6, 6, 6]  # its extra steps never reach its reading
     assert decoder.rows_per_step == [5] * 6 and decoder.selects == 0
 
 
 def test_greedy_stops_each_line_at_its_own_budget_and_drops_it_from_the_batch():
     decoder = EndlessDecoder()
-    ids, confidences = greedy(decoder, np.zeros((3, 1)), np.array([2, 7, 4]))
+    ids, confidences, _ = greedy(decoder, np.zeros((3, 1)), np.array([2, 7, 4]))
     assert [len(line) for line in ids] == [2, 7, 4]
     assert all(conf == pytest.approx(1.0) for conf in confidences)
     assert decoder.rows_per_step == [3, 3, 2, 2, 1, 1, 1]
+
+
+class StepScript:
+    """The same logits for every line at each step, whatever was read before: a reading's log-prob is the
+    sum of its tokens' log-probs step by step."""
+
+    eos_id = EOS
+
+    def __init__(self, logits: np.ndarray) -> None:
+        self.logits = logits  # (steps, V)
+
+    def first_step(self, states, mask):
+        return np.repeat(self.logits[:1], len(states), 0), (0, len(states))
+
+    def next_step(self, tokens, cache, mask):
+        step, rows = cache
+        return np.repeat(self.logits[step + 1 : step + 2], rows, 0), (step + 1, rows)
+
+    def select(self, cache, rows):
+        return cache[0], len(rows)
+
+
+def test_greedy_bounds_a_reference_readings_log_probability_from_where_it_leaves_the_path():
+    rng = np.random.default_rng(3)
+    logits = rng.normal(0, 1, (4, 6))
+    logits[[0, 1, 2, 3], [4, 5, 3, EOS]] += 5.0  # the greedy path: 4 5 3 </s>
+    lp = log_softmax(logits)
+    references = [[4, 5, 1, 1], [4, 5, 3], [4], [1, 5, 3]]
+    read = greedy(StepScript(logits), np.zeros((4, 1)), np.array([4, 4, 4, 4]), references=references)
+    assert read.ids == [[4, 5, 3]] * 4
+    path = [lp[0, 4], lp[1, 5], lp[2, 3]]
+    assert read.reference_bounds[0] == pytest.approx(path[0] + path[1] + lp[2, 1])
+    assert read.reference_bounds[1] == pytest.approx(sum(path) + lp[3, EOS])  # the path itself: exact
+    assert read.reference_bounds[2] == pytest.approx(path[0] + lp[1, EOS])  # leaves it by ending early
+    assert read.reference_bounds[3] == pytest.approx(lp[0, 1])
+    for reference, bound in zip(references, read.reference_bounds, strict=True):
+        steps = [*reference, EOS][: len(lp)]  # the script's steps; later tokens only lower the sum
+        assert bound >= sum(lp[t, token] for t, token in enumerate(steps)) - 1e-12
+    short = greedy(StepScript(logits), np.zeros((1, 1)), np.array([2]), references=[[4, 5, 3]])
+    assert short.reference_bounds == [None]  # out of budget before leaving the reference
+    assert greedy(StepScript(logits), np.zeros((1, 1)), np.array([4])).reference_bounds == [None]
 
 
 def test_pad_lengths_marks_each_lines_own_states():
@@ -320,7 +374,7 @@ def test_pad_lengths_marks_each_lines_own_states():
 
 def test_greedy_drops_finished_lines_at_the_tail_as_a_prefix():
     decoder = EndlessDecoder()
-    ids, _ = greedy(decoder, np.zeros((5, 1)), np.array([6, 6, 6, 2, 2]))  # longest first, as callers pass
+    ids = greedy(decoder, np.zeros((5, 1)), np.array([6, 6, 6, 2, 2])).ids  # longest first, as callers pass
     assert [len(line) for line in ids] == [6, 6, 6, 2, 2]
     assert decoder.selected == [[0, 1, 2]] and decoder.rows_per_step == [5, 5, 3, 3, 3, 3]
 
