@@ -436,6 +436,8 @@ def _forced_logprobs(
     for group in _row_groups(backend, lines.lengths, limit):
         members = set(group)
         rows = [r for r, owner in enumerate(owners) if owner in members]
+        if not rows:  # every candidate of these lines known or out of reach
+            continue
         # the group's own longest candidate: right padding beyond it is never scored (causal decoder), and
         # a page's longest line padded every receipt line's candidates to its length
         width = int(mask[rows].sum(1).max())

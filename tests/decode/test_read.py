@@ -198,6 +198,17 @@ def test_joint_teacher_forces_the_ctc_reading_only_where_the_greedy_loops_bound_
     assert got[0] == everything[0] == chosen and got[1] == pytest.approx(everything[1])
 
 
+def test_a_group_of_lines_whose_ctc_readings_are_all_out_of_reach_is_not_teacher_forced():
+    frames = np.zeros((2, 4, 6))
+    frames[0, [0, 1, 2, 3], [3, 0, 0, 0]] = 2.0  # line 0: CTC leans to "3": out of reach
+    frames[1, [0, 1, 2, 3], [3, 0, 0, 0]] = 20.0  # line 1: CTC sure of "3": in reach
+    backend = StandInBackend(frames, decoder_ids=[[4], [4]])
+    backend.certainty = 3.0
+    got = read_batches(backend, [PIXELS], "joint", JointSettings(alternatives=0), decoder_batch=1)[0]
+    assert [ids for ids, _ in got] == [[4], [3]]
+    assert backend.scored_rows == 1 and backend.scored_lines == [1]
+
+
 def test_each_teacher_forcing_pass_is_as_wide_as_its_own_longest_candidate():
     frames = np.zeros((2, 8, 6))
     frames[0, range(8), [3, 0, 5, 0, 3, 0, 5, 0]] = 2.0  # line 0: CTC leans to "3 5 3 5"
