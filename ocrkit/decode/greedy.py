@@ -65,7 +65,8 @@ def greedy(
     `references[b]` (another reading of line b, e.g. the CTC head's): the reference shares the greedy
     path's tokens up to the first step where it differs, so its log-probability is at most the path's
     log-probability up to there plus its own token's at that step (later tokens only lower it). Joint
-    decoding skips teacher-forcing a reference this bound already rules out (ocrkit.decode.joint.beyond_reach)."""
+    decoding skips teacher-forcing a reference this bound already rules out
+    (ocrkit.decode.joint.beyond_reach)."""
     budgets = np.asarray(budgets, np.int64)
     n = len(budgets)
     tokens: list[list[int]] = [[] for _ in range(n)]
