@@ -11,6 +11,7 @@ an array cache where picking rows copies it (ocrkit.runtime.recognizer).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, NamedTuple, Protocol
 
 import numpy as np
@@ -42,14 +43,53 @@ class DecoderSteps(Protocol):
         """The cache of the given rows only (increasing; lines still being read)."""
 
 
+@dataclass(frozen=True)
+class DecoderPath:
+    """What the greedy loop saw of one line: the token it chose at each step (</s> last where it `ended`,
+    else it ran out of budget) and every token's log-prob at each of those steps (steps, V).
+
+    Why: joint decoding weighs other readings of the line (the CTC head's and its second choices) and
+    would teacher-force each to learn the decoder's log-probability. A reading shares the path's tokens
+    up to the first step where it leaves it, so its log-probability is at most the path's up to there
+    plus its own token's at that step (later tokens only lower it) — often already too low to win."""
+
+    chosen: list[int]
+    step_logprobs: np.ndarray
+    ended: bool
+
+    def bound(self, reading: Sequence[int], eos_id: int) -> float | None:
+        """Upper bound on the decoder's log p(reading + </s>); None where the reading follows the path past
+        its last step (a line that ran out of budget)."""
+        prefix = 0.0
+        for step, chosen in enumerate(self.chosen):
+            wanted = reading[step] if step < len(reading) else eos_id
+            if wanted != chosen or wanted == eos_id:
+                return prefix + float(self.step_logprobs[step, wanted])
+            prefix += float(self.step_logprobs[step, chosen])
+        return None
+
+    def others_bound(self) -> float | None:
+        """Upper bound on the decoder's log p of any reading other than the path's own: the best of leaving
+        the path at each step by another token; None where the line ran out of budget (a reading may
+        follow the whole path and go on)."""
+        if not self.ended:
+            return None
+        best, prefix = -np.inf, 0.0
+        for step, chosen in enumerate(self.chosen):
+            row = self.step_logprobs[step]
+            runner_up = float(np.partition(row, -2)[-2])  # the path takes each step's likeliest token
+            best = max(best, prefix + runner_up)
+            prefix += float(row[chosen])
+        return best
+
+
 class GreedyReadings(NamedTuple):
-    """Per line: token ids without </s>; exp(mean token log-prob, </s> included); and, where a reference
-    reading was given, an upper bound on the decoder's log p(reference + </s>) (None where the line ran out
-    of budget before leaving the reference)."""
+    """Per line: token ids without </s>; exp(mean token log-prob, </s> included); and, when asked for, the
+    line's DecoderPath (None otherwise)."""
 
     ids: list[list[int]]
     confidences: list[float]
-    reference_bounds: list[float | None]
+    paths: list[DecoderPath | None]
 
 
 def greedy(
@@ -57,26 +97,20 @@ def greedy(
     states: Any,
     budgets: np.ndarray,
     mask: np.ndarray | None = None,
-    references: Sequence[Sequence[int]] | None = None,
+    keep_paths: bool = False,
 ) -> GreedyReadings:
     """Line b stops at </s> or after budgets[b] tokens; `mask` (B, encoder length; 1 = real state) hides
-    padded states.
-
-    `references[b]` (another reading of line b, e.g. the CTC head's): the reference shares the greedy
-    path's tokens up to the first step where it differs, so its log-probability is at most the path's
-    log-probability up to there plus its own token's at that step (later tokens only lower it). Joint
-    decoding skips teacher-forcing a reference this bound already rules out
-    (ocrkit.decode.joint.beyond_reach)."""
+    padded states. `keep_paths`: also return each line's DecoderPath, for joint decoding's bounds."""
     budgets = np.asarray(budgets, np.int64)
     n = len(budgets)
     tokens: list[list[int]] = [[] for _ in range(n)]
     logprob = np.zeros(n, np.float64)
     counted = np.zeros(n, np.int64)
-    bounds: list[float | None] = [None] * n
-    following = np.full(n, references is not None)  # the reference still matches the path so far
+    rows_seen: list[list[np.ndarray]] = [[] for _ in range(n)]
+    chosen_seen: list[list[int]] = [[] for _ in range(n)]
     done = budgets <= 0
     if done.all():
-        return GreedyReadings(tokens, [1.0] * n, bounds)
+        return GreedyReadings(tokens, [1.0] * n, _paths(chosen_seen, rows_seen, [False] * n, keep_paths))
     logits, cache = steps.first_step(states, mask)
     active = np.arange(n)  # the lines the cache and the logits rows belong to
     for step in range(int(budgets.max())):
@@ -85,12 +119,9 @@ def greedy(
         for row, b in enumerate(active):
             if done[b]:
                 continue
-            if following[b]:
-                reference = references[b]
-                wanted = reference[step] if step < len(reference) else steps.eos_id
-                if wanted != chosen[row] or wanted == steps.eos_id:
-                    bounds[b] = float(logprob[b] + lp[row, wanted])
-                    following[b] = False
+            if keep_paths:
+                rows_seen[b].append(lp[row])
+                chosen_seen[b].append(int(chosen[row]))
             logprob[b] += lp[row, chosen[row]]
             counted[b] += 1
             if chosen[row] == steps.eos_id:
@@ -107,7 +138,19 @@ def greedy(
             mask = None if mask is None else mask[rows]
         logits, cache = steps.next_step(chosen.astype(np.int64), cache, mask)
     confidences = [float(np.exp(logprob[b] / max(1, counted[b]))) for b in range(n)]
-    return GreedyReadings(tokens, confidences, bounds)
+    ended = [bool(c) and c[-1] == steps.eos_id for c in chosen_seen]
+    return GreedyReadings(tokens, confidences, _paths(chosen_seen, rows_seen, ended, keep_paths))
+
+
+def _paths(
+    chosen: list[list[int]], rows: list[list[np.ndarray]], ended: Sequence[bool], keep: bool
+) -> list[DecoderPath | None]:
+    if not keep:
+        return [None] * len(chosen)
+    return [
+        DecoderPath(c, np.stack(r) if r else np.zeros((0, 0)), bool(e))
+        for c, r, e in zip(chosen, rows, ended, strict=True)
+    ]
 
 
 def kept_rows(unfinished: np.ndarray) -> np.ndarray:

@@ -27,7 +27,7 @@ DEFAULT_CTC_WEIGHT = 0.5  # weight of the CTC log-likelihood; the decoder's gets
 # rescored gained 1 545 / 1 545 / 1 542 / 1 418 edits at 0.5 / 0.6 / 0.7 / 0.8: 0.7 is the highest that
 # keeps 99 % of the gain. An unsure decoder keeps the CTC veto (handwriting, where both read garbage).
 DENSE_TRUST = 0.7
-# CTC prefix-beam readings offered to the rescoring besides the best path (`joint_candidates`). Fixed before
+# CTC prefix-beam readings offered to the rescoring besides the best path (`second_choices`). Fixed before
 # measuring; on an older model it left 600 synthetic lines level (0.150 → 0.151) and lowered every real
 # crop subset (SROIE 0.088 → 0.087, DTA 0.396 → 0.380, OCR-D 0.374 → 0.372, poilus 0.828 → 0.811) for
 # ~20 % more time per receipt page. A folder's `joint_alternatives` setting overrides it (0 = off).
@@ -36,6 +36,10 @@ CTC_ALTERNATIVES = 3
 # from the greedy loop's step graph, the log-prob it stands for from the full graph's teacher forcing, and
 # the two differ by float rounding only (about 1e-5 per token in float32).
 BOUND_SLACK = 0.05
+# The least CTC probability left to readings outside a line's candidates (`others_may_win`): the forward
+# algorithm's float64 rounding is far below it, and at log 1e-9 ≈ -20.7 nats no real line's best joint
+# score is beaten.
+OTHERS_FLOOR = 1e-9
 
 
 @dataclass(frozen=True)
@@ -102,22 +106,34 @@ def ctc_scores_on_frames(
     return out
 
 
-def joint_candidates(
-    frame_logprobs: np.ndarray,
-    ctc_ids: list[list[int]],
-    decoder_ids: list[list[int]],
-    blank: int,
-    alternatives: int = CTC_ALTERNATIVES,
-) -> list[list[list[int]]]:
-    """Per line: the CTC best path, the decoder's reading, then up to `alternatives` more CTC readings from
-    prefix beam search — second choices at ambiguous frames for the decoder to judge."""
-    candidates = distinct_candidates(ctc_ids, decoder_ids)
-    if alternatives:
-        for line, frames in zip(candidates, frame_logprobs, strict=True):
-            for ids, _ in prefix_beams(frames, blank, beam=alternatives + 1):
-                if ids not in line:
-                    line.append(ids)
-    return candidates
+def second_choices(
+    frame_logprobs: np.ndarray, taken: list[list[int]], blank: int, alternatives: int = CTC_ALTERNATIVES
+) -> list[list[int]]:
+    """One line's `alternatives` + 1 best CTC prefix-beam readings that are not `taken` yet — second
+    choices at ambiguous frames for the decoder to judge (the best of them is usually the best path)."""
+    return [ids for ids, _ in prefix_beams(frame_logprobs, blank, beam=alternatives + 1) if ids not in taken]
+
+
+def others_may_win(
+    ctc: Sequence[float],
+    known: Sequence[float | None],
+    ctc_weight: float = DEFAULT_CTC_WEIGHT,
+    decoder_bound: float | None = None,
+) -> bool:
+    """Whether a reading outside a line's candidates could score above the best known candidate's, so that
+    looking for CTC second choices may pay (`ctc`, `known`: as for `beyond_reach`).
+
+    CTC's probabilities of a line's readings sum to one, so any other reading has a CTC log-prob of at
+    most log(1 − Σ p(candidate)); its decoder log-prob is at most `decoder_bound` (the greedy path's
+    `others_bound`; 0 where None). Exact, up to the floor
+    OTHERS_FLOOR that keeps float rounding of the candidates' sum from ruling everything out. A line with
+    a candidate CTC cannot align is always open: its scores may be refit on doubled frames (`ctc_scores`)."""
+    best = best_known_score(ctc, known, ctc_weight)
+    if best is None or not np.isfinite(ctc).all():
+        return True
+    rest = max(1.0 - float(np.exp(ctc).sum()), OTHERS_FLOOR)
+    decoder = 0.0 if decoder_bound is None else decoder_bound
+    return joint_score(float(np.log(rest)), decoder + BOUND_SLACK, ctc_weight) >= best
 
 
 def distinct_candidates(*readings: list[list[int]]) -> list[list[list[int]]]:
@@ -141,24 +157,31 @@ def beyond_reach(
     """Per candidate of one line: True where it cannot win, so its decoder log-prob need not be computed.
 
     `ctc`: the candidates' CTC scores on the line's frames; `known[k]`: candidate k's decoder log-prob where
-    known (the greedy reading's, from its own loop); `bounds[k]`: an upper bound on it where one is known
-    (ocrkit.decode.greedy: the CTC reading's, from where it leaves the greedy path). A candidate is out of
-    reach when its joint score at that bound (plus BOUND_SLACK) is below a known candidate's. A line with
-    a candidate CTC cannot align is left alone: its scores may be refit on doubled frames (`ctc_scores`)."""
-    if not np.isfinite(ctc).all():
+    known (the greedy reading's, from its own loop); `bounds[k]`: an upper bound on it where a tighter one
+    than 0 is known (ocrkit.decode.greedy: the CTC reading's, from where it leaves the greedy path). A
+    candidate is out of reach when its joint score at that bound (plus BOUND_SLACK) is below a known
+    candidate's. A line with a candidate CTC cannot align is left alone: its scores may be refit on
+    doubled frames (`ctc_scores`)."""
+    best = best_known_score(ctc, known, ctc_weight)
+    if best is None or not np.isfinite(ctc).all():
         return [False] * len(ctc)
-
-    def score(c: float, lp: float) -> float:
-        return ctc_weight * c + (1.0 - ctc_weight) * lp
-
-    known_scores = [score(c, lp) for c, lp in zip(ctc, known, strict=True) if lp is not None]
-    if not known_scores:
-        return [False] * len(ctc)
-    best = max(known_scores)
     return [
-        lp is None and bound is not None and score(c, bound + BOUND_SLACK) < best
+        lp is None and joint_score(c, (0.0 if bound is None else bound) + BOUND_SLACK, ctc_weight) < best
         for c, lp, bound in zip(ctc, known, bounds, strict=True)
     ]
+
+
+def joint_score(ctc: float, decoder: float, ctc_weight: float = DEFAULT_CTC_WEIGHT) -> float:
+    """The weighted log-likelihood joint decoding ranks a line's candidates by."""
+    return ctc_weight * ctc + (1.0 - ctc_weight) * decoder
+
+
+def best_known_score(
+    ctc: Sequence[float], known: Sequence[float | None], ctc_weight: float = DEFAULT_CTC_WEIGHT
+) -> float | None:
+    """The highest joint score among a line's candidates whose decoder log-prob is known (None: none is)."""
+    scores = [joint_score(c, lp, ctc_weight) for c, lp in zip(ctc, known, strict=True) if lp is not None]
+    return max(scores, default=None)
 
 
 def choose(
@@ -181,7 +204,7 @@ def choose(
     ctc_all = ctc_scores(frame_logprobs, candidates, blank, refit=decoder_sure, on_frames=ctc_on_frames)
     picked = []
     for cands, att, ctc in zip(candidates, attention_logprobs, ctc_all, strict=True):
-        scores = [ctc_weight * c + (1.0 - ctc_weight) * lp for c, lp in zip(ctc, att, strict=True)]
+        scores = [joint_score(c, lp, ctc_weight) for c, lp in zip(ctc, att, strict=True)]
         best = int(np.argmax(scores))
         confidence = float(np.exp(scores[best] / (len(cands[best]) + 1)))
         picked.append((cands[best], confidence if np.isfinite(confidence) else 0.0))

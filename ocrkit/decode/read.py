@@ -16,15 +16,17 @@ import numpy as np
 from ocrkit.decode.align import forced_alignment, frame_centres, token_centres, token_confidences
 from ocrkit.decode.budget import greedy_token_budget
 from ocrkit.decode.ctc import best_path, log_softmax
-from ocrkit.decode.greedy import DecoderSteps, greedy, pad_lengths
+from ocrkit.decode.greedy import DecoderPath, DecoderSteps, greedy, pad_lengths
 from ocrkit.decode.joint import (
     JointSettings,
     beyond_reach,
     choose,
     ctc_scores_on_frames,
-    joint_candidates,
+    distinct_candidates,
+    others_may_win,
     per_line,
     row_logprobs,
+    second_choices,
     teacher_forcing_batch,
 )
 from ocrkit.decode.routing import DecoderRouting
@@ -247,7 +249,7 @@ def _read_batches(
         ],
     )
     ctc_ids = [picked[b][i][0] for b, i in pending] if decoding == "joint" else None
-    decoded, bounds = _greedy_lines(backend, lines, decoder_batch, ctc_ids)
+    decoded, paths = _greedy_lines(backend, lines, decoder_batch, keep_paths=ctc_ids is not None)
     if ctc_ids is not None:
         # where the decoder reads what CTC read, rescoring changed no real validation line: only the
         # others are rescored (on receipts about half the lines, saving their teacher-forcing pass)
@@ -263,7 +265,7 @@ def _read_batches(
                 joint,
                 decoder_batch,
                 [_greedy_logprob(decoded[k], lines.budgets[k]) for k in differ],
-                [bounds[k] for k in differ],
+                [paths[k] for k in differ],
             )
             for k, reading in zip(differ, rescored, strict=True):
                 decoded[k] = reading
@@ -304,21 +306,20 @@ def _padded(backend: RecognizerBackend, lines: Lines, owners: list[int]) -> tupl
 
 
 def _greedy_lines(
-    backend: RecognizerBackend, lines: Lines, limit: int, references: list[list[int]] | None = None
-) -> tuple[list[Reading], list[float | None]]:
-    """Greedy readings of the lines, each within its own token budget, and per line the bound on the
-    decoder's log-prob of its reference reading (ocrkit.decode.greedy; all None without references)."""
+    backend: RecognizerBackend, lines: Lines, limit: int, keep_paths: bool = False
+) -> tuple[list[Reading], list[DecoderPath | None]]:
+    """Greedy readings of the lines, each within its own token budget, and with `keep_paths` each line's
+    DecoderPath (ocrkit.decode.greedy; all None without)."""
     out: list[Reading] = [([], 0.0)] * len(lines.lengths)
-    bounds: list[float | None] = [None] * len(lines.lengths)
+    paths: list[DecoderPath | None] = [None] * len(lines.lengths)
     for group in _row_groups(backend, lines.lengths, limit):
         states, mask = _padded(backend, lines, group)
         budgets = np.array([lines.budgets[o] for o in group])
-        wanted = None if references is None else [references[o] for o in group]
-        read = greedy(backend, states, budgets, mask, wanted)
+        read = greedy(backend, states, budgets, mask, keep_paths)
         for k, o in enumerate(group):
             out[o] = (read.ids[k], read.confidences[k])
-            bounds[o] = read.reference_bounds[k]
-    return out, bounds
+            paths[o] = read.paths[k]
+    return out, paths
 
 
 def read_windowed(
@@ -379,29 +380,32 @@ def _rescore(
     joint: JointSettings,
     limit: int,
     decoder_logprobs: list[float | None] | None = None,
-    ctc_bounds: list[float | None] | None = None,
+    paths: list[DecoderPath | None] | None = None,
 ) -> list[Reading]:
     """Score the candidates (both decoders' readings and CTC's second choices) with the decoder (teacher
     forcing, `limit` lines of similar length per pass) and the CTC forward algorithm (log-softmaxed
     `frames` per line), and keep the best per line. `decoder_logprobs[i]`, when known, is the decoder's
     own log p(reading + </s>) of line i from the greedy loop: that candidate is then not teacher-forced
-    again. `ctc_bounds[i]`, when known, bounds the decoder's log p of line i's CTC reading: a CTC reading
-    it already rules out (ocrkit.decode.joint.beyond_reach) is not teacher-forced either: with no CTC
-    second choices, that cut the teacher forcing's time on the development receipts by 58 %, every
-    reading and score unchanged."""
-    candidates = joint_candidates(frames, ctc_ids, decoder_ids, backend.blank_id, joint.alternatives)
+    again. `paths[i]`, when known, is line i's greedy DecoderPath, which bounds every other candidate's
+    decoder log-prob: a candidate it already rules out (ocrkit.decode.joint.beyond_reach) is not
+    teacher-forced, and a line whose candidates leave no other reading in reach gets no CTC second choices
+    (ocrkit.decode.joint.others_may_win). Both exact: every reading and score stays that of teacher-forcing
+    every candidate."""
+    candidates = distinct_candidates(ctc_ids, decoder_ids)
     own_logprobs = decoder_logprobs or [None] * len(candidates)
-    bounds = ctc_bounds or [None] * len(candidates)
+    paths = paths or [None] * len(candidates)
     on_frames = ctc_scores_on_frames(frames, candidates, backend.blank_id)
+    given = [
+        [own_lp if ids == own else None for ids in cands]
+        for cands, own, own_lp in zip(candidates, decoder_ids, own_logprobs, strict=True)
+    ]
+    if joint.alternatives:
+        _add_second_choices(backend, frames, candidates, on_frames, given, paths, joint)
     known: list[list[float | None]] = []
-    for cands, ctc, own, own_lp, ctc_reading, bound in zip(
-        candidates, on_frames, decoder_ids, own_logprobs, ctc_ids, bounds, strict=True
-    ):
-        given = [own_lp if ids == own else None for ids in cands]
-        reach = beyond_reach(
-            ctc, given, [bound if ids == ctc_reading else None for ids in cands], joint.ctc_weight
-        )
-        known.append([-np.inf if out else lp for lp, out in zip(given, reach, strict=True)])
+    for cands, ctc, line, path in zip(candidates, on_frames, given, paths, strict=True):
+        bounds = [None if path is None else path.bound(ids, backend.eos_id) for ids in cands]
+        reach = beyond_reach(ctc, line, bounds, joint.ctc_weight)
+        known.append([-np.inf if out else lp for lp, out in zip(line, reach, strict=True)])
     forced = [
         [ids for ids, lp in zip(cands, line, strict=True) if lp is None]
         for cands, line in zip(candidates, known, strict=True)
@@ -412,6 +416,27 @@ def _rescore(
         for line, taught in zip(known, map(iter, forced_lps), strict=True)
     ]
     return choose(frames, candidates, attention, backend.blank_id, joint.ctc_weight, on_frames)
+
+
+def _add_second_choices(
+    backend: RecognizerBackend,
+    frames: list[np.ndarray],
+    candidates: list[list[list[int]]],
+    on_frames: list[list[float]],
+    given: list[list[float | None]],
+    paths: list[DecoderPath | None],
+    joint: JointSettings,
+) -> None:
+    """Extend each line's candidates (and their CTC scores and known decoder log-probs, in place) with CTC
+    second choices, on the lines where a reading outside the candidates could still win."""
+    for i, (cands, ctc, line, path) in enumerate(zip(candidates, on_frames, given, paths, strict=True)):
+        others = None if path is None else path.others_bound()
+        if not others_may_win(ctc, line, joint.ctc_weight, others):
+            continue
+        extra = second_choices(frames[i], cands, backend.blank_id, joint.alternatives)
+        cands += extra
+        ctc += ctc_scores_on_frames([frames[i]], [extra], backend.blank_id)[0]
+        line += [None] * len(extra)
 
 
 def _greedy_logprob(reading: Reading, budget: int) -> float | None:

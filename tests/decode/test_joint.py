@@ -12,9 +12,10 @@ from ocrkit.decode.joint import (
     beyond_reach,
     choose,
     distinct_candidates,
-    joint_candidates,
+    others_may_win,
     per_line,
     row_logprobs,
+    second_choices,
     teacher_forcing_batch,
 )
 from ocrkit.hub.model_folder import RecognizerSpec, read_spec, write_spec
@@ -82,7 +83,9 @@ def test_a_candidate_is_out_of_reach_only_when_its_bound_loses_to_a_known_score(
     # known: the decoder's reading scores 0.5 * -5 + 0.5 * -0.5 = -2.75
     assert beyond_reach([-1.0, -5.0], [None, -0.5], [-4.0, None]) == [False, False]  # -2.475 at best
     assert beyond_reach([-1.0, -5.0], [None, -0.5], [-5.0, None]) == [True, False]  # -2.975 at best
-    assert beyond_reach([-1.0, -5.0], [None, -0.5], [None, None]) == [False, False]  # no bound
+    # every decoder log-prob is at most 0: a candidate without a bound is out where even 0 loses
+    assert beyond_reach([-1.0, -5.0], [None, -0.5], [None, None]) == [False, False]  # -0.475 at best
+    assert beyond_reach([-9.0, -5.0], [None, -0.5], [None, None]) == [True, False]  # -4.475 at best
     assert beyond_reach([-1.0, -5.0], [None, None], [-50.0, None]) == [False, False]  # nothing known
     # a candidate CTC cannot align may be refit on doubled frames: its line is left alone
     assert beyond_reach([-1.0, -np.inf], [None, -0.5], [-50.0, None]) == [False, False]
@@ -142,7 +145,7 @@ def test_prefix_beams_sum_alignments_exactly_and_rank_the_best_first():
     assert len({tuple(ids) for ids, _ in readings}) == len(readings)
 
 
-def test_joint_candidates_add_ctc_second_choices_without_duplicates():
+def test_second_choices_are_ctc_prefix_beams_not_already_taken():
     probs = np.full((4, 4), 0.01)
     probs[0, 1] = 0.97  # "1"
     probs[1, [2, 3]] = [0.55, 0.43]  # "2", a close second "3"
@@ -150,9 +153,23 @@ def test_joint_candidates_add_ctc_second_choices_without_duplicates():
     probs[3, 1] = 0.97  # "1"
     frames = log_softmax(np.log(probs))[None]
     assert best_path(frames, BLANK)[0][0] == [1, 2, 1]
-    (line,) = joint_candidates(frames, [[1, 2, 1]], [[1, 2, 1]], BLANK, alternatives=2)
-    assert line[0] == [1, 2, 1] and [1, 3, 1] in line and len(line) == len({tuple(c) for c in line}) <= 3
-    assert joint_candidates(frames, [[1, 2, 1]], [[1, 2]], BLANK, alternatives=0) == [[[1, 2, 1], [1, 2]]]
+    extra = second_choices(frames[0], [[1, 2, 1]], BLANK, alternatives=2)
+    assert [1, 3, 1] in extra and [1, 2, 1] not in extra
+    assert len(extra) == len({tuple(c) for c in extra}) <= 3
+
+
+def test_others_may_win_only_while_the_candidates_leave_ctc_probability_to_other_readings():
+    # the decoder's reading is known: joint score 0.5 * log 0.9 + 0.5 * log 0.8 = -0.164
+    known = [None, np.log(0.8)]
+    # the candidates hold 0.99 of CTC's probability: another reading scores at most 0.5 * log 0.01 = -2.3
+    assert not others_may_win([np.log(0.09), np.log(0.9)], known)
+    # they hold 0.5: another reading may reach 0.5 * log 0.5 = -0.35, above the known -1.15
+    assert others_may_win([np.log(0.3), np.log(0.2)], [None, np.log(0.5)])
+    assert others_may_win([np.log(0.3), np.log(0.2)], [None, None])  # nothing known: always open
+    assert others_may_win([np.log(0.3), -np.inf], [None, np.log(0.99)])  # may be refit: always open
+    # rounding that sums the candidates past 1 still leaves the others the floor: 0.5 * log 1e-9 = -10.4
+    assert others_may_win([0.0, np.log(1e-3)], [None, -30.0])  # known -18.5
+    assert not others_may_win([0.0, np.log(1e-3)], [None, np.log(1e-3)])  # known -6.9
 
 
 def test_model_folder_sets_the_number_of_ctc_alternatives(tmp_path):

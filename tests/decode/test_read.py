@@ -167,10 +167,11 @@ def test_gated_joint_runs_the_decoder_only_on_unsure_lines():
 def test_joint_rescores_only_the_lines_where_the_decoder_and_ctc_disagree():
     frames = np.zeros((2, 4, 6))
     frames[0, [0, 1, 2, 3], [5, 0, 0, 0]] = 20.0  # line 0: CTC reads "5", as the decoder does
-    frames[1, [0, 1, 2, 3], [3, 0, 0, 0]] = 2.0  # line 1: CTC leans to "3", the decoder reads "4"
+    frames[1, [0, 1, 2, 3], [3, 0, 0, 0]] = 20.0  # line 1: CTC reads "3", the decoder leans to "4"
     backend = StandInBackend(frames, decoder_ids=[[5], [4]])
+    backend.certainty = 3.0
     got = read(backend, PIXELS, "joint", JointSettings())
-    assert [ids for ids, _ in got] == [[5], [4]]
+    assert [ids for ids, _ in got] == [[5], [3]]
     assert backend.greedy_calls == [[0, 1]] and backend.scored_lines == [1]
 
 
@@ -358,25 +359,31 @@ class StepScript:
         return cache[0], len(rows)
 
 
-def test_greedy_bounds_a_reference_readings_log_probability_from_where_it_leaves_the_path():
+def test_greedy_paths_bound_other_readings_log_probability_from_where_they_leave_the_path():
     rng = np.random.default_rng(3)
     logits = rng.normal(0, 1, (4, 6))
     logits[[0, 1, 2, 3], [4, 5, 3, EOS]] += 5.0  # the greedy path: 4 5 3 </s>
     lp = log_softmax(logits)
-    references = [[4, 5, 1, 1], [4, 5, 3], [4], [1, 5, 3]]
-    read = greedy(StepScript(logits), np.zeros((4, 1)), np.array([4, 4, 4, 4]), references=references)
-    assert read.ids == [[4, 5, 3]] * 4
-    path = [lp[0, 4], lp[1, 5], lp[2, 3]]
-    assert read.reference_bounds[0] == pytest.approx(path[0] + path[1] + lp[2, 1])
-    assert read.reference_bounds[1] == pytest.approx(sum(path) + lp[3, EOS])  # the path itself: exact
-    assert read.reference_bounds[2] == pytest.approx(path[0] + lp[1, EOS])  # leaves it by ending early
-    assert read.reference_bounds[3] == pytest.approx(lp[0, 1])
-    for reference, bound in zip(references, read.reference_bounds, strict=True):
-        steps = [*reference, EOS][: len(lp)]  # the script's steps; later tokens only lower the sum
-        assert bound >= sum(lp[t, token] for t, token in enumerate(steps)) - 1e-12
-    short = greedy(StepScript(logits), np.zeros((1, 1)), np.array([2]), references=[[4, 5, 3]])
-    assert short.reference_bounds == [None]  # out of budget before leaving the reference
-    assert greedy(StepScript(logits), np.zeros((1, 1)), np.array([4])).reference_bounds == [None]
+    read = greedy(StepScript(logits), np.zeros((1, 1)), np.array([4]), keep_paths=True)
+    (path,) = read.paths
+    assert read.ids == [[4, 5, 3]] and path.chosen == [4, 5, 3, EOS] and path.ended
+    on_path = [lp[0, 4], lp[1, 5], lp[2, 3]]
+    assert path.bound([4, 5, 1, 1], EOS) == pytest.approx(on_path[0] + on_path[1] + lp[2, 1])
+    assert path.bound([4, 5, 3], EOS) == pytest.approx(sum(on_path) + lp[3, EOS])  # the path itself: exact
+    assert path.bound([4], EOS) == pytest.approx(on_path[0] + lp[1, EOS])  # leaves it by ending early
+    assert path.bound([1, 5, 3], EOS) == pytest.approx(lp[0, 1])
+    others = path.others_bound()
+    # every reading of up to 4 tokens (</s> only at the end) but the path: none above the bounds
+    readings = [[int(t) for t in ids] for n in range(5) for ids in np.ndindex(*(6,) * n) if EOS not in ids]
+    for reading in readings:
+        steps = [*reading, EOS][: len(lp)]  # the script's steps; later tokens only lower the sum
+        logprob = sum(lp[t, token] for t, token in enumerate(steps))
+        assert path.bound(reading, EOS) >= logprob - 1e-12
+        if reading != [4, 5, 3]:
+            assert others >= logprob - 1e-12
+    short = greedy(StepScript(logits), np.zeros((1, 1)), np.array([2]), keep_paths=True).paths[0]
+    assert not short.ended and short.bound([4, 5, 3], EOS) is None and short.others_bound() is None
+    assert greedy(StepScript(logits), np.zeros((1, 1)), np.array([4])).paths == [None]
 
 
 def test_pad_lengths_marks_each_lines_own_states():
