@@ -146,6 +146,7 @@ def main() -> None:
     parser.add_argument("sources", nargs="+", help="folders of pages, image files or COCO files")
     parser.add_argument("--model", default=None, help="orientation folder or shipped name")
     parser.add_argument("--rec-model", default=None, help="with --pipeline: recognizer folder or name")
+    parser.add_argument("--det-model", default=None, help="with --pipeline: detector folder or name")
     parser.add_argument("--backend", choices=("torch", "onnx"), default="onnx")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument(
@@ -173,10 +174,9 @@ def main() -> None:
 
     read: dict[str, Page] = {}
     if args.pipeline:
-        ocr = OCR(
-            rec_model=args.rec_model, backend=args.backend, threads=args.threads, orientation_model=args.model
-        )
-        as_is = OCR(rec_model=args.rec_model, backend=args.backend, threads=args.threads, orientation=0)
+        models = {"det_model": args.det_model, "rec_model": args.rec_model}
+        ocr = OCR(**models, backend=args.backend, threads=args.threads, orientation_model=args.model)
+        as_is = OCR(**models, backend=args.backend, threads=args.threads, orientation=0)
 
         def classify(image: np.ndarray):
             read["page"] = ocr.read(image)
