@@ -125,9 +125,9 @@ def others_may_win(
 
     CTC's probabilities of a line's readings sum to one, so any other reading has a CTC log-prob of at
     most log(1 − Σ p(candidate)); its decoder log-prob is at most `decoder_bound` (the greedy path's
-    `others_bound`; 0 where None). Exact, up to the floor
-    OTHERS_FLOOR that keeps float rounding of the candidates' sum from ruling everything out. A line with
-    a candidate CTC cannot align is always open: its scores may be refit on doubled frames (`ctc_scores`)."""
+    `others_bound`; 0 where None). Exact, up to the floor OTHERS_FLOOR that keeps float rounding of the
+    candidates' sum from ruling everything out. A line with a candidate CTC cannot align is always open:
+    its scores may be refit on doubled frames (`ctc_scores`)."""
     best = best_known_score(ctc, known, ctc_weight)
     if best is None or not np.isfinite(ctc).all():
         return True
@@ -158,7 +158,7 @@ def beyond_reach(
 
     `ctc`: the candidates' CTC scores on the line's frames; `known[k]`: candidate k's decoder log-prob where
     known (the greedy reading's, from its own loop); `bounds[k]`: an upper bound on it where a tighter one
-    than 0 is known (ocrkit.decode.greedy: the CTC reading's, from where it leaves the greedy path). A
+    than 0 is known (ocrkit.decode.greedy.DecoderPath: from where the candidate leaves the greedy path). A
     candidate is out of reach when its joint score at that bound (plus BOUND_SLACK) is below a known
     candidate's. A line with a candidate CTC cannot align is left alone: its scores may be refit on
     doubled frames (`ctc_scores`)."""

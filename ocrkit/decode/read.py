@@ -428,15 +428,21 @@ def _add_second_choices(
     joint: JointSettings,
 ) -> None:
     """Extend each line's candidates (and their CTC scores and known decoder log-probs, in place) with CTC
-    second choices, on the lines where a reading outside the candidates could still win."""
-    for i, (cands, ctc, line, path) in enumerate(zip(candidates, on_frames, given, paths, strict=True)):
-        others = None if path is None else path.others_bound()
-        if not others_may_win(ctc, line, joint.ctc_weight, others):
-            continue
-        extra = second_choices(frames[i], cands, backend.blank_id, joint.alternatives)
-        cands += extra
-        ctc += ctc_scores_on_frames([frames[i]], [extra], backend.blank_id)[0]
-        line += [None] * len(extra)
+    second choices, on the lines where a reading outside the candidates could still win; their CTC
+    likelihoods in one batched pass."""
+    open_lines = [
+        i
+        for i, (ctc, line, path) in enumerate(zip(on_frames, given, paths, strict=True))
+        if others_may_win(ctc, line, joint.ctc_weight, None if path is None else path.others_bound())
+    ]
+    extras = [
+        second_choices(frames[i], candidates[i], backend.blank_id, joint.alternatives) for i in open_lines
+    ]
+    scores = ctc_scores_on_frames([frames[i] for i in open_lines], extras, backend.blank_id)
+    for i, extra, extra_scores in zip(open_lines, extras, scores, strict=True):
+        candidates[i] += extra
+        on_frames[i] += extra_scores
+        given[i] += [None] * len(extra)
 
 
 def _greedy_logprob(reading: Reading, budget: int) -> float | None:
