@@ -183,7 +183,7 @@ def main() -> None:
             return read["page"].orientation
 
     else:
-        classify = load_orienter(zoo.resolve(args.model, "orientation"), args.backend, args.threads).classify
+        classify = load_orienter(zoo.resolve(args.model, "orientation"), args.backend).classify
     files = spread(page_files(args.sources), args.limit)
     # per (turn, skew): found, turned right, right axis, read as sent, character edits, reference characters
     counts = {(a, s): np.zeros(6) for a in angles for s in skews}

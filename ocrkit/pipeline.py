@@ -142,7 +142,7 @@ class OCR:
             self.detector, self.recognizer = load_onnx_models(det_dir, rec_dir, threads, decoding=decoding)
         self.orienter: PageOrienter | None = None
         if orient_dir is not None:
-            self.orienter = load_orienter(orient_dir, backend, threads)
+            self.orienter = load_orienter(orient_dir, backend)
 
     def detect(self, image: np.ndarray, name: str = "<array>", page: int = 1) -> Page:
         """The text lines of one HxWx3 RGB page as given (no orientation), in reading order, without
@@ -468,13 +468,13 @@ def check_orientation(value: str | int) -> str | int:
     raise ValueError(f"orientation must be auto or one of {', '.join(map(str, ANGLES))}, got {value!r}")
 
 
-def load_orienter(folder: Path, backend: str, threads: int | None) -> PageOrienter:
+def load_orienter(folder: Path, backend: str) -> PageOrienter:
     """The orientation classifier of `folder` for the backend (the shipped one exported once for ONNX)."""
     if backend == "onnx":
         from ocrkit.export.cache import onnx_folder
         from ocrkit.runtime.orientation import OnnxOrientation
 
-        return OnnxOrientation(onnx_folder(folder, "orientation"), threads)
+        return OnnxOrientation(onnx_folder(folder, "orientation"))
     from ocrkit.orientation.model import OrientationClassifier
 
     return OrientationClassifier.load(folder)

@@ -334,7 +334,7 @@ def test_folder_round_trip_and_onnx_parity(tiny_orientation_dir, tmp_path):
     classifier = OrientationClassifier.load(tiny_orientation_dir)
     assert read_spec(tiny_orientation_dir, "orientation").window == 64
     export_orientation(tiny_orientation_dir, tmp_path / "onnx")
-    onnx = OnnxOrientation(tmp_path / "onnx", threads=1)
+    onnx = OnnxOrientation(tmp_path / "onnx")
     windows = to_input(np.random.default_rng(0).integers(0, 255, (5, 64, 64), dtype=np.uint8))
     np.testing.assert_allclose(classifier.logits(windows), onnx.logits(windows), atol=1e-4)
     image = page_image(seed=3)
