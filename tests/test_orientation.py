@@ -72,28 +72,6 @@ def test_decision_turns_only_when_sure():
         told(45)
 
 
-def test_half_turn_votes_cancel_a_lean_and_keep_what_the_print_says():
-    from ocrkit.orientation.decide import half_turn_votes
-
-    windows = np.full((3, 16, 16), 255, np.uint8)
-    windows[:, :4] = 0  # ink along the top edge of each window
-
-    def leans_upright(pixels):  # the same lean whatever it is shown
-        return np.tile([1.0, 0.0, 0.5, 0.0], (len(pixels), 1))
-
-    lean = half_turn_votes(windows, leans_upright)
-    assert lean.shape == (3, 4) and np.allclose(lean[:, 0], lean[:, 2])  # the lean cancels
-
-    def ink_on_top_reads_upright(pixels):  # turn 0 where the top half is darker, else turn 2
-        top_dark = pixels[:, 0, :8].mean((1, 2)) < pixels[:, 0, 8:].mean((1, 2))
-        return np.where(top_dark[:, None], [2.0, 0.0, 0.0, 0.0], [0.0, 0.0, 2.0, 0.0])
-
-    once = decide(ink_on_top_reads_upright(to_input(windows)), 1.0, 0.9)
-    both = decide(half_turn_votes(windows, ink_on_top_reads_upright), 1.0, 0.9)
-    assert once.angle == both.angle == 0 and both.confidence > once.confidence
-    assert decide(half_turn_votes(windows[:, ::-1, ::-1], ink_on_top_reads_upright), 1.0, 0.9).angle == 180
-
-
 def _sure_when_dark_below(batch):
     return [0.9 if c[-1, 0] < c[0, 0] else 0.3 for c in batch]
 

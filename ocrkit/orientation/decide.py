@@ -40,19 +40,6 @@ def classify(
     image: np.ndarray, spec: OrientationSpec, logits: Callable[[np.ndarray], np.ndarray]
 ) -> Orientation:
     """A page's orientation: its windows (ocrkit.orientation.patches) read by `logits` (torch or ONNX,
-    (n, 1, s, s) float32 → (n, 4)) as they are and turned half a turn (`half_turn_votes`), their votes
-    decided as `decide` does."""
+    (n, 1, s, s) float32 → (n, 4)), their votes decided as `decide` does."""
     windows = page_windows(gray_page(image, spec.page_side), spec.window, spec.windows)
-    return decide(half_turn_votes(windows, logits), spec.min_confidence, spec.axis_confidence)
-
-
-def half_turn_votes(windows: np.ndarray, logits: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
-    """(n, 4) votes of n uint8 windows: each window read as it is and turned half a turn, the turned
-    reading's turn k + 2 counted for turn k (log-probabilities summed). A window turned half a turn is
-    the same print the other way up, so the two readings should agree; where the network leans one way
-    up whatever it is shown, the lean cancels. On 336 in-source and unseen-source validation pages the
-    replays do not read, each sent upright and upside down, the likeliest direction was wrong on 106 of
-    672 readings read once and on 56 read both ways (docs/models/orientation/training-log.md)."""
-    pixels = to_input(windows)
-    both = log_softmax(logits(np.concatenate([pixels, pixels[:, :, ::-1, ::-1]])).astype(np.float64))
-    return both[: len(pixels)] + np.roll(both[len(pixels) :], 2, axis=1)
+    return decide(logits(to_input(windows)), spec.min_confidence, spec.axis_confidence)

@@ -21,7 +21,7 @@ from ocrkit.engine.param_groups import param_groups
 from ocrkit.hub.model_folder import OrientationSpec
 from ocrkit.images.frame import ANGLES, skewed, turned
 from ocrkit.orientation.config import OrientationConfig
-from ocrkit.orientation.decide import decide, half_turn_votes
+from ocrkit.orientation.decide import decide
 from ocrkit.orientation.model import build, save
 from ocrkit.orientation.patches import page_windows, to_input
 
@@ -137,17 +137,13 @@ class OrientationTask:
             paths = coco_pages(self.config.data.val, self.config.data.val_pages, 1)
             self._val = [g for g in (load_gray(p, m.page_side) for p in paths) if g is not None]
         device = next(model.parameters()).device
-
-        def logits(pixels: np.ndarray) -> np.ndarray:
-            return model(torch.from_numpy(np.ascontiguousarray(pixels)).to(device)).float().cpu().numpy()
-
         found = undone = total = 0
         with torch.no_grad():
             for gray in self._val:
                 for turns, angle in enumerate(ANGLES):
                     windows = page_windows(turned(gray, turns), m.window, m.windows)
-                    votes = half_turn_votes(windows, logits)
-                    result = decide(votes, m.min_confidence, m.axis_confidence)
+                    logits = model(torch.from_numpy(to_input(windows)).to(device)).float().cpu().numpy()
+                    result = decide(logits, m.min_confidence, m.axis_confidence)
                     found += result.angle == angle
                     undone += result.applied == angle
                     total += 1
