@@ -7,7 +7,7 @@ so batching pages together and telling which page of a failed batch caused the f
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
@@ -28,6 +28,7 @@ from ocrkit.orientation.decide import told
 from ocrkit.orientation.lines import (
     KEEP,
     READ_BOTH,
+    TURN,
     VOTE,
     lines_direction,
     reads_upright,
@@ -261,13 +262,25 @@ class OCR:
             self.detect(framing.image, name, page)
             for framing, name, page in zip(framed, names, pages, strict=True)
         ]
-        self._read_lines([framing.image for framing in framed], found)
+        # a page the classifier turned upside down is often upright (most pages are sent so, and the
+        # classifier tells the axis far better than the direction): its widest lines, which settle its
+        # direction, are read first, the rest only if it stays as it lies
+        ahead = {
+            i: widest(page.boxes())
+            for i, (framing, page) in enumerate(zip(framed, found, strict=True))
+            if leans_upside_down(framing.orientation) and len(page.lines)
+        }
+        self._read_lines([framing.image for framing in framed], found, ahead)
         self._settle_unsure_axes(images, names, pages, framed, found)
         directions = {
             i: self._lines_direction(framing, page)
             for i, (framing, page) in enumerate(zip(framed, found, strict=True))
             if framing.orientation is not None and framing.orientation.method in ("lines", "reading")
         }
+        staying = [i for i in ahead if directions[i] != TURN and len(ahead[i]) < len(found[i].lines)]
+        if staying:
+            rest = {k: _unread(found[i], ahead[i]) for k, i in enumerate(staying)}
+            self._read_lines([framed[i].image for i in staying], [found[i] for i in staying], rest)
         turned_round = [i for i, direction in directions.items() if direction != KEEP]
         as_it_lay = {i: (replace(framed[i]), found[i]) for i in turned_round if directions[i] == READ_BOTH}
         for i in turned_round:
@@ -439,10 +452,22 @@ class OCR:
             page.seconds += per_line
             _keep_if_surer(page.lines[i], placed, left, top, crop)
 
-    def _read_lines(self, images: Sequence[np.ndarray], found: list[Page]) -> None:
+    def _read_lines(
+        self,
+        images: Sequence[np.ndarray],
+        found: list[Page],
+        only: Mapping[int, np.ndarray] | None = None,
+    ) -> None:
         """Recognise the lines of `found` (boxes on `images`) in one run, filling in text, scores and
-        words (ocrkit.pages.words)."""
-        windows = [crop_windows(image.shape, page.boxes()) for image, page in zip(images, found, strict=True)]
+        words (ocrkit.pages.words); `only`: for the pages it names (by index), the lines to read now."""
+        picked = [
+            np.arange(len(page.lines)) if only is None or i not in only else np.asarray(only[i])
+            for i, page in enumerate(found)
+        ]
+        windows = [
+            crop_windows(image.shape, page.boxes()[lines])
+            for image, page, lines in zip(images, found, picked, strict=True)
+        ]
         crops = [
             image[top:bottom, left:right]
             for image, page_windows in zip(images, windows, strict=True)
@@ -452,13 +477,28 @@ class OCR:
         texts = iter(self.recognizer.read_placed(crops, batch_size=self.batch_size) if crops else [])
         per_line = (time.perf_counter() - start) / max(len(crops), 1)
         pixels = iter(crops)
-        for page, page_windows in zip(found, windows, strict=True):
-            page.seconds += per_line * len(page.lines)
-            # texts: the lines of all pages
-            for line, placed, window in zip(page.lines, texts, page_windows, strict=False):
+        for page, lines, page_windows in zip(found, picked, windows, strict=True):
+            page.seconds += per_line * len(lines)
+            for i, window in zip(lines, page_windows, strict=True):  # texts: the lines of all pages
+                line, placed = page.lines[int(i)], next(texts)
                 line.text, line.rec_score = placed.text, float(placed.score)
                 line.score = line.det_score * line.rec_score
                 line.words = place_words(placed, line.bbox, window[0], next(pixels), window[1])
+
+
+def leans_upside_down(orientation: Orientation | None) -> bool:
+    """Whether a page was turned half a turn for its lines to confirm (not read on both axes)."""
+    return (
+        orientation is not None
+        and orientation.method == "lines"
+        and orientation.applied == 180
+        and abs(orientation.skew) < STEEP_SKEW
+    )
+
+
+def _unread(page: Page, read: np.ndarray) -> np.ndarray:
+    """Indices of the page's lines not among `read`, in order."""
+    return np.setdiff1d(np.arange(len(page.lines)), read)
 
 
 def check_orientation(value: str | int) -> str | int:

@@ -207,6 +207,51 @@ def test_a_page_read_sure_is_not_read_again_and_one_reading_better_turned_is_tur
     np.testing.assert_allclose(page.boxes(), expected.boxes(), atol=1e-3)
 
 
+class _LeansUpsideDown:
+    """An orientation classifier sure of the axis, leaning upside down."""
+
+    def classify(self, image):
+        return Orientation(180, 0.6, 180, method="lines")
+
+
+@pytest.mark.parametrize("turned_surer", [True, False])
+def test_a_page_leaning_upside_down_reads_its_widest_lines_before_the_rest(
+    tiny_detector_dir, tiny_recognizer_dir, monkeypatch, turned_surer
+):
+    import ocrkit.orientation.lines as lines
+    import ocrkit.pipeline as pipeline
+
+    image = page_image(seed=4)
+    ocr = pipeline.OCR(tiny_detector_dir, tiny_recognizer_dir, orientation=0)
+    ocr.orienter = _LeansUpsideDown()
+    monkeypatch.setattr(pipeline, "page_skew", lambda page: 0.0)
+    monkeypatch.setattr(pipeline, "reads_upright", lambda scores: False)
+    monkeypatch.setattr(lines, "LINES_CHECKED", 1)
+    as_is, turned = (0.2, 0.9) if turned_surer else (0.9, 0.2)
+    monkeypatch.setattr(
+        ocr.recognizer,
+        "line_confidences",
+        lambda crops: [as_is] * (len(crops) // 2) + [turned] * (len(crops) // 2),
+    )
+    sizes, read_placed = [], ocr.recognizer.read_placed
+
+    def counted(crops, **options):
+        sizes.append(len(crops))
+        return read_placed(crops, **options)
+
+    monkeypatch.setattr(ocr.recognizer, "read_placed", counted)
+    page = ocr.read(image)
+    expected = pipeline.OCR(
+        tiny_detector_dir, tiny_recognizer_dir, orientation=0 if turned_surer else 180
+    ).read(image)
+    assert len(expected.lines) >= 2 and sizes[0] == 1  # the widest line alone, before the page is settled
+    # turned round: found again and read whole; kept: its other lines read after
+    assert sizes[1] == (len(expected.lines) if turned_surer else len(expected.lines) - 1)
+    assert page.orientation.applied == (0 if turned_surer else 180)
+    assert [x.text for x in page.lines] == [x.text for x in expected.lines]
+    np.testing.assert_allclose(page.boxes(), expected.boxes(), atol=1e-3)
+
+
 def test_sure_characters_per_line_weighs_each_character_by_its_reading_score():
     from ocrkit.orientation.lines import sure_characters_per_line
 
