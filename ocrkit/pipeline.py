@@ -268,7 +268,7 @@ class OCR:
         ahead = {
             i: widest(page.boxes())
             for i, (framing, page) in enumerate(zip(framed, found, strict=True))
-            if leans_upside_down(framing.orientation) and len(page.lines)
+            if _leans_upside_down(framing.orientation) and len(page.lines)
         }
         self._read_lines([framing.image for framing in framed], found, ahead)
         self._settle_unsure_axes(images, names, pages, framed, found)
@@ -486,7 +486,7 @@ class OCR:
                 line.words = place_words(placed, line.bbox, window[0], next(pixels), window[1])
 
 
-def leans_upside_down(orientation: Orientation | None) -> bool:
+def _leans_upside_down(orientation: Orientation | None) -> bool:
     """Whether a page was turned half a turn for its lines to confirm (not read on both axes)."""
     return (
         orientation is not None

@@ -170,6 +170,18 @@ def test_only_a_page_whose_widest_lines_read_sure_skips_the_check_both_ways():
     assert widest(boxes).tolist() == [1, 2, 0]
 
 
+def _read_by(orienter, detector_dir, recognizer_dir, monkeypatch, upright: bool, skew: float = 0.0):
+    """An OCR whose page classifier is `orienter`, every page skewed `skew` degrees and its widest lines
+    reading sure (`upright`) or not, so a test sets only what it is about."""
+    import ocrkit.pipeline as pipeline
+
+    ocr = pipeline.OCR(detector_dir, recognizer_dir, orientation=0)
+    ocr.orienter = orienter
+    monkeypatch.setattr(pipeline, "page_skew", lambda page: skew)
+    monkeypatch.setattr(pipeline, "reads_upright", lambda scores: upright)
+    return ocr
+
+
 class _OnAxis:
     """An orientation classifier sure of the lines' axis and not of their direction."""
 
@@ -184,10 +196,7 @@ def test_a_page_read_sure_is_not_read_again_and_one_reading_better_turned_is_tur
     import ocrkit.pipeline as pipeline
 
     image = page_image(seed=4)
-    ocr = pipeline.OCR(tiny_detector_dir, tiny_recognizer_dir, orientation=0)
-    ocr.orienter = _OnAxis()
-    monkeypatch.setattr(pipeline, "page_skew", lambda page: 0.0)
-    monkeypatch.setattr(pipeline, "reads_upright", lambda scores: sure)
+    ocr = _read_by(_OnAxis(), tiny_detector_dir, tiny_recognizer_dir, monkeypatch, upright=sure)
     checked = []
 
     def turned_surer(crops):  # the crops as they are, then turned: the turned ones read surer
@@ -222,10 +231,7 @@ def test_a_page_leaning_upside_down_reads_its_widest_lines_before_the_rest(
     import ocrkit.pipeline as pipeline
 
     image = page_image(seed=4)
-    ocr = pipeline.OCR(tiny_detector_dir, tiny_recognizer_dir, orientation=0)
-    ocr.orienter = _LeansUpsideDown()
-    monkeypatch.setattr(pipeline, "page_skew", lambda page: 0.0)
-    monkeypatch.setattr(pipeline, "reads_upright", lambda scores: False)
+    ocr = _read_by(_LeansUpsideDown(), tiny_detector_dir, tiny_recognizer_dir, monkeypatch, upright=False)
     monkeypatch.setattr(lines, "LINES_CHECKED", 1)
     as_is, turned = (0.2, 0.9) if turned_surer else (0.9, 0.2)
     monkeypatch.setattr(
@@ -287,10 +293,8 @@ def test_an_unsure_page_keeps_the_axis_whose_reading_says_more_per_line(
     import ocrkit.pipeline as pipeline
 
     image = page_image(h=200, w=260, seed=5)
-    ocr = pipeline.OCR(tiny_detector_dir, tiny_recognizer_dir, orientation=0)
-    ocr.orienter = _Unsure(likeliest)
-    monkeypatch.setattr(pipeline, "page_skew", lambda page: 0.0)
-    monkeypatch.setattr(pipeline, "reads_upright", lambda scores: True)  # no direction check
+    # widest lines reading sure: no direction check
+    ocr = _read_by(_Unsure(likeliest), tiny_detector_dir, tiny_recognizer_dir, monkeypatch, upright=True)
     said = iter([as_sent, across])  # the page as sent is read first, then turned
     monkeypatch.setattr(pipeline, "text_per_line", lambda page: next(said))
     page = ocr.read(image)
@@ -325,10 +329,8 @@ def test_a_steeply_skewed_page_is_read_on_both_axes_even_when_the_classifier_is_
     import ocrkit.pipeline as pipeline
 
     assert 3.0 < pipeline.STEEP_SKEW <= 8.0
-    ocr = pipeline.OCR(tiny_detector_dir, tiny_recognizer_dir, orientation=0)
-    ocr.orienter = _SureOfAxis(270)
-    monkeypatch.setattr(pipeline, "page_skew", lambda page: skew)
-    monkeypatch.setattr(pipeline, "reads_upright", lambda scores: True)  # no direction check
+    # widest lines reading sure: no direction check
+    ocr = _read_by(_SureOfAxis(270), tiny_detector_dir, tiny_recognizer_dir, monkeypatch, True, skew)
     said = [first, across]
     monkeypatch.setattr(pipeline, "text_per_line", lambda page: said.pop(0))
     page = ocr.read(page_image(h=200, w=260, seed=5))
