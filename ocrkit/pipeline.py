@@ -24,6 +24,7 @@ from ocrkit.images.io import PageSource, load_page
 from ocrkit.images.line_crops import crop_lines, crop_windows
 from ocrkit.images.line_preprocess import cut_to_its_line
 from ocrkit.images.preprocess import to_rgb_uint8
+from ocrkit.images.stray_ink import stray_print
 from ocrkit.orientation.decide import told
 from ocrkit.orientation.lines import (
     KEEP,
@@ -50,6 +51,7 @@ COMMAND_BACKEND = "auto"  # the commands': onnxruntime where the models can go t
 DEVICE = "cpu"
 BATCH_SIZE = 16  # line crops per recognizer batch
 PAGES_PER_BATCH = 4  # pages whose lines are recognised together in read_many
+STRAY_SURE = 0.9  # print no box holds is kept as a line where read as text at least this sure
 
 
 class LineDetector(Protocol):
@@ -123,6 +125,7 @@ class OCR:
         self.min_confidence = min_confidence
         self.trim_crowded = rec_spec.trim_crowded
         self.grow_cut_ends = rec_spec.grow_cut_ends
+        self.read_stray_print = rec_spec.read_stray_print
         self.detector: LineDetector
         self.recognizer: LineReader
         if backend == "torch":
@@ -295,6 +298,8 @@ class OCR:
             self._read_grown_ends([framing.image for framing in framed], found)
         if self.trim_crowded:
             self._read_crowded_cut([framing.image for framing in framed], found)
+        if self.read_stray_print:
+            self._read_stray_print([framing.image for framing in framed], found)
         for page, sent, framing in zip(found, images, framed, strict=True):
             text = [line for line in page.lines if is_text(line.text)]
             page.not_text = [line for line in page.lines if not is_text(line.text)]
@@ -451,6 +456,34 @@ class OCR:
         for (page, i, left, top, crop, _), placed in zip(picked, readings, strict=True):
             page.seconds += per_line
             _keep_if_surer(page.lines[i], placed, left, top, crop)
+
+    def _read_stray_print(self, images: Sequence[np.ndarray], found: list[Page]) -> None:
+        """Print standing in a line's row that no box holds (`read_stray_print`; ocrkit.images.stray_ink:
+        a receipt's quantity column, a tax code, a heading standing apart) read, and kept as a line of
+        its own where it reads as text at least STRAY_SURE; specks, rules and stamps read as no text or
+        unsure. Such a line has no detector score (`det_score` 0). Done last, once each page is upright
+        and its own lines read, so nothing else depends on it."""
+        start = time.perf_counter()
+        # page, box, its window's left and top, the crop
+        picked: list[tuple[Page, np.ndarray, int, int, np.ndarray]] = []
+        for image, page in zip(images, found, strict=True):
+            stray = stray_print(to_gray(image), page.boxes())
+            for box, (left, top, right, bottom) in zip(stray, crop_windows(image.shape, stray), strict=True):
+                picked.append((page, box, left, top, image[top:bottom, left:right]))
+        if not picked:
+            return
+        readings = self.recognizer.read_placed([crop for *_, crop in picked], batch_size=self.batch_size)
+        per_line = (time.perf_counter() - start) / len(picked)
+        grown: dict[int, Page] = {}
+        for (page, box, left, top, crop), placed in zip(picked, readings, strict=True):
+            page.seconds += per_line
+            if is_text(placed.text) and placed.score >= STRAY_SURE:
+                bbox = [float(v) for v in box]
+                words = place_words(placed, bbox, left, crop, top)
+                page.lines.append(Line(bbox, placed.text, 0.0, 0.0, float(placed.score), words))
+                grown[id(page)] = page
+        for page in grown.values():
+            page.lines = [page.lines[i] for i in reading_order(page.boxes())]
 
     def _read_lines(
         self,

@@ -80,6 +80,9 @@ class RecognizerSpec:
     # pages: lines whose box ends inside their print are read again from the box grown to where it
     # stops (ocrkit.images.box_ends), once the page is upright; kept where read at least as surely
     grow_cut_ends: bool = False
+    # pages: print standing in a line's row that no box holds is read, and kept as a line where it reads
+    # as text, sure (ocrkit.images.stray_ink), once the page is upright
+    read_stray_print: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
     format_version: int = FORMAT_VERSION
 

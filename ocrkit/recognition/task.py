@@ -273,6 +273,7 @@ START_ONLY_SETTINGS = (
     "trim_margins",
     "trim_crowded",
     "grow_cut_ends",
+    "read_stray_print",
     "decoder_needs_letters",
     "min_confidence",
 )
