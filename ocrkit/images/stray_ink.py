@@ -68,7 +68,7 @@ def _row_neighbours(boxes: np.ndarray) -> list[tuple[int, float | None, float | 
     for i, x0 in enumerate(boxes[:, 0]):
         row = np.flatnonzero(same_row[i])
         ends_before = [boxes[j, 2] for j in row if boxes[j, 0] < x0]
-        starts_after = [boxes[j, 0] for j in row if boxes[j, 0] >= x0 and j != i]
+        starts_after = [boxes[j, 0] for j in row if boxes[j, 0] >= x0]
         before = float(max(ends_before)) if ends_before else None
         after = float(min(starts_after)) if starts_after else None
         out.append((i, before, after))
