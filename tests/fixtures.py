@@ -186,6 +186,24 @@ def toy_settings(out: Path, **overrides) -> TrainSettings:
 # --- pages for the commands and the pipeline ---
 
 
+ROW_HEIGHT = 40  # the line boxes of `row_box` are 40 px tall: rows 100-140
+
+
+def page_with_words(*words: tuple[int, int], width: int = 600, height: int = 240) -> np.ndarray:
+    """A white gray page with one row of print: each word (left, right) is letters 10 px wide, 4 px apart,
+    filling rows 108-132 (the middle rows of a `row_box`)."""
+    page = np.full((height, width), 250, np.uint8)
+    for left, right in words:
+        for x in range(left, right, 14):
+            page[108:132, x : min(x + 10, right)] = 20
+    return page
+
+
+def row_box(x0: float, x1: float) -> list[float]:
+    """An xyxy line box of the row `page_with_words` prints."""
+    return [x0, 100.0, x1, 100.0 + ROW_HEIGHT]
+
+
 def page_image(h: int = 180, w: int = 260, seed: int = 0) -> np.ndarray:
     """A grey page with four dark bars of random length: lines the tiny detector can find."""
     rng = np.random.default_rng(seed)

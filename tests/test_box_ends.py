@@ -2,24 +2,11 @@
 
 import numpy as np
 import pytest
+from fixtures import ROW_HEIGHT as HEIGHT
+from fixtures import page_with_words
+from fixtures import row_box as box
 
 from ocrkit.images.box_ends import GAP, PAD, REACH, grow_to_ink
-
-HEIGHT = 40  # every line box below is 40 px tall: rows 100-140
-
-
-def page_with_words(*words: tuple[int, int], width: int = 600, height: int = 240) -> np.ndarray:
-    """A white gray page with one row of print: each word (left, right) is letters 10 px wide, 4 px apart,
-    filling rows 108-132 (the box's middle rows)."""
-    page = np.full((height, width), 250, np.uint8)
-    for left, right in words:
-        for x in range(left, right, 14):
-            page[108:132, x : min(x + 10, right)] = 20
-    return page
-
-
-def box(x0: float, x1: float) -> list[float]:
-    return [x0, 100.0, x1, 100.0 + HEIGHT]
 
 
 def test_an_end_inside_a_word_moves_out_to_where_the_word_starts_and_ends():

@@ -170,6 +170,17 @@ def test_only_a_page_whose_widest_lines_read_sure_skips_the_check_both_ways():
     assert widest(boxes).tolist() == [1, 2, 0]
 
 
+class _Says:
+    """An orientation classifier that reports one `orientation` for every page (sure of an axis or not,
+    leaning one way or the other, as each test needs)."""
+
+    def __init__(self, orientation: Orientation) -> None:
+        self.orientation = orientation
+
+    def classify(self, image):
+        return self.orientation
+
+
 def _read_by(orienter, detector_dir, recognizer_dir, monkeypatch, upright: bool, skew: float = 0.0):
     """An OCR whose page classifier is `orienter`, every page skewed `skew` degrees and its widest lines
     reading sure (`upright`) or not, so a test sets only what it is about."""
@@ -182,13 +193,6 @@ def _read_by(orienter, detector_dir, recognizer_dir, monkeypatch, upright: bool,
     return ocr
 
 
-class _OnAxis:
-    """An orientation classifier sure of the lines' axis and not of their direction."""
-
-    def classify(self, image):
-        return Orientation(0, 0.6, 0, method="lines")
-
-
 @pytest.mark.parametrize("sure", [True, False])
 def test_a_page_read_sure_is_not_read_again_and_one_reading_better_turned_is_turned_round(
     tiny_detector_dir, tiny_recognizer_dir, monkeypatch, sure
@@ -196,7 +200,13 @@ def test_a_page_read_sure_is_not_read_again_and_one_reading_better_turned_is_tur
     import ocrkit.pipeline as pipeline
 
     image = page_image(seed=4)
-    ocr = _read_by(_OnAxis(), tiny_detector_dir, tiny_recognizer_dir, monkeypatch, upright=sure)
+    ocr = _read_by(
+        _Says(Orientation(0, 0.6, 0, method="lines")),
+        tiny_detector_dir,
+        tiny_recognizer_dir,
+        monkeypatch,
+        upright=sure,
+    )
     checked = []
 
     def turned_surer(crops):  # the crops as they are, then turned: the turned ones read surer
@@ -216,13 +226,6 @@ def test_a_page_read_sure_is_not_read_again_and_one_reading_better_turned_is_tur
     np.testing.assert_allclose(page.boxes(), expected.boxes(), atol=1e-3)
 
 
-class _LeansUpsideDown:
-    """An orientation classifier sure of the axis, leaning upside down."""
-
-    def classify(self, image):
-        return Orientation(180, 0.6, 180, method="lines")
-
-
 @pytest.mark.parametrize("turned_surer", [True, False])
 def test_a_page_leaning_upside_down_reads_its_widest_lines_before_the_rest(
     tiny_detector_dir, tiny_recognizer_dir, monkeypatch, turned_surer
@@ -231,7 +234,13 @@ def test_a_page_leaning_upside_down_reads_its_widest_lines_before_the_rest(
     import ocrkit.pipeline as pipeline
 
     image = page_image(seed=4)
-    ocr = _read_by(_LeansUpsideDown(), tiny_detector_dir, tiny_recognizer_dir, monkeypatch, upright=False)
+    ocr = _read_by(
+        _Says(Orientation(180, 0.6, 180, method="lines")),
+        tiny_detector_dir,
+        tiny_recognizer_dir,
+        monkeypatch,
+        upright=False,
+    )
     monkeypatch.setattr(lines, "LINES_CHECKED", 1)
     as_is, turned = (0.2, 0.9) if turned_surer else (0.9, 0.2)
     monkeypatch.setattr(
@@ -267,16 +276,6 @@ def test_sure_characters_per_line_weighs_each_character_by_its_reading_score():
     assert sure_characters_per_line(["a", "b", "cd", "e"], [0.9, 0.9, 0.5, 0.5]) == pytest.approx(3.3 / 4)
 
 
-class _Unsure:
-    """An orientation classifier sure of nothing, its likeliest turn `angle`."""
-
-    def __init__(self, angle: int) -> None:
-        self.angle = angle
-
-    def classify(self, image):
-        return Orientation(self.angle, 0.4, 0, method="unsure")
-
-
 @pytest.mark.parametrize(
     ("likeliest", "as_sent", "across", "applied", "method"),
     [
@@ -294,7 +293,13 @@ def test_an_unsure_page_keeps_the_axis_whose_reading_says_more_per_line(
 
     image = page_image(h=200, w=260, seed=5)
     # widest lines reading sure: no direction check
-    ocr = _read_by(_Unsure(likeliest), tiny_detector_dir, tiny_recognizer_dir, monkeypatch, upright=True)
+    ocr = _read_by(
+        _Says(Orientation(likeliest, 0.4, 0, method="unsure")),
+        tiny_detector_dir,
+        tiny_recognizer_dir,
+        monkeypatch,
+        upright=True,
+    )
     said = iter([as_sent, across])  # the page as sent is read first, then turned
     monkeypatch.setattr(pipeline, "text_per_line", lambda page: next(said))
     page = ocr.read(image)
@@ -303,16 +308,6 @@ def test_an_unsure_page_keeps_the_axis_whose_reading_says_more_per_line(
     assert [x.text for x in page.lines] == [x.text for x in expected.lines]
     np.testing.assert_allclose(page.boxes(), expected.boxes(), atol=1e-3)
     assert (page.width, page.height) == (260, 200)
-
-
-class _SureOfAxis:
-    """An orientation classifier sure of the axis of turn `angle`, not of its direction."""
-
-    def __init__(self, angle: int) -> None:
-        self.angle = angle
-
-    def classify(self, image):
-        return Orientation(self.angle, 0.9, self.angle, method="lines")
 
 
 @pytest.mark.parametrize(
@@ -330,7 +325,14 @@ def test_a_steeply_skewed_page_is_read_on_both_axes_even_when_the_classifier_is_
 
     assert 3.0 < pipeline.STEEP_SKEW <= 8.0
     # widest lines reading sure: no direction check
-    ocr = _read_by(_SureOfAxis(270), tiny_detector_dir, tiny_recognizer_dir, monkeypatch, True, skew)
+    ocr = _read_by(
+        _Says(Orientation(270, 0.9, 270, method="lines")),
+        tiny_detector_dir,
+        tiny_recognizer_dir,
+        monkeypatch,
+        True,
+        skew,
+    )
     said = [first, across]
     monkeypatch.setattr(pipeline, "text_per_line", lambda page: said.pop(0))
     page = ocr.read(page_image(h=200, w=260, seed=5))
@@ -347,7 +349,7 @@ def test_a_page_the_lines_split_on_keeps_the_way_up_whose_whole_reading_says_mor
     from ocrkit.orientation.lines import READ_BOTH
 
     ocr = pipeline.OCR(tiny_detector_dir, tiny_recognizer_dir, orientation=0)
-    ocr.orienter = _SureOfAxis(270)
+    ocr.orienter = _Says(Orientation(270, 0.9, 270, method="lines"))
     monkeypatch.setattr(pipeline, "page_skew", lambda page: 0.0)
     monkeypatch.setattr(pipeline, "lines_direction", lambda *args: READ_BOTH)
     said = [as_it_lies, turned_round]  # the reading turned round is scored first, then the page as it lay

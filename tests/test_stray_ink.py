@@ -1,28 +1,15 @@
 """Print in a detected line's row that no box holds (ocrkit.images.stray_ink), and the pipeline reading it."""
 
 import numpy as np
+from fixtures import ROW_HEIGHT as HEIGHT
+from fixtures import page_with_words
+from fixtures import row_box as box
 
 from ocrkit.images.stray_ink import GAP, REACH, stray_print
 
-HEIGHT = 40  # every line box below is 40 px tall: rows 100-140
-
-
-def page_with_words(*words: tuple[int, int], width: int = 900, height: int = 240) -> np.ndarray:
-    """A white gray page with one row of print: each word (left, right) is letters 10 px wide, 4 px apart,
-    filling rows 108-132 (the box's middle rows)."""
-    page = np.full((height, width), 250, np.uint8)
-    for left, right in words:
-        for x in range(left, right, 14):
-            page[108:132, x : min(x + 10, right)] = 20
-    return page
-
-
-def box(x0: float, x1: float) -> list[float]:
-    return [x0, 100.0, x1, 100.0 + HEIGHT]
-
 
 def test_a_field_between_two_boxes_of_a_row_is_boxed_on_the_rows_of_its_line():
-    page = page_with_words((100, 250), (400, 430), (600, 750))  # a two-letter field in the middle
+    page = page_with_words((100, 250), (400, 430), (600, 750), width=900)  # a two-letter field in the middle
     found = stray_print(page, np.array([box(96, 254), box(596, 754)]))
     assert found.shape == (1, 4)
     x0, y0, x1, y1 = found[0]
@@ -40,12 +27,12 @@ def test_fields_beyond_a_rows_first_and_last_box_are_found_within_reach():
 
 def test_print_just_beyond_a_box_end_is_the_boxs_own_and_not_boxed():
     near = int(GAP * HEIGHT) - 6  # closer than GAP: the box's own print, cut short
-    page = page_with_words((100, 250), (250 + near, 290 + near), (600, 700))
+    page = page_with_words((100, 250), (250 + near, 290 + near), (600, 700), width=900)
     assert len(stray_print(page, np.array([box(96, 254), box(596, 704)]))) == 0
 
 
 def test_a_neighbours_descenders_a_dark_border_and_specks_are_not_fields():
-    page = page_with_words((100, 250), (700, 800))
+    page = page_with_words((100, 250), (700, 800), width=900)
     page[100:106, 400:460] = 20  # ink in the row's top rows only: the line above's descenders
     page[100:140, 860:900] = 30  # the dark bed beyond the paper's edge
     page[118:121, 600:603] = 20  # a speck
@@ -53,7 +40,7 @@ def test_a_neighbours_descenders_a_dark_border_and_specks_are_not_fields():
 
 
 def test_a_row_holding_all_its_print_in_boxes_gives_nothing():
-    page = page_with_words((100, 250), (400, 430))
+    page = page_with_words((100, 250), (400, 430), width=900)
     assert len(stray_print(page, np.array([box(96, 254), box(396, 434)]))) == 0
     assert stray_print(page, np.zeros((0, 4), np.float32)).shape == (0, 4)
 
@@ -71,7 +58,7 @@ def test_the_pipeline_keeps_stray_print_read_as_text_and_sure_as_a_line_without_
     from ocrkit.pages.words import PlacedText
     from ocrkit.pipeline import OCR, STRAY_SURE, _lines
 
-    gray = page_with_words((100, 250), (400, 430), (600, 750), (100, 250))
+    gray = page_with_words((100, 250), (400, 430), (600, 750), (100, 250), width=900)
     gray[168:192] = gray[108:132]  # a second row, 60 px lower, with the same print
     image = np.repeat(gray[:, :, None], 3, axis=2)
     boxes = np.array([box(96, 254), box(596, 754), [96, 160, 254, 200], [596, 160, 754, 200]], np.float32)
