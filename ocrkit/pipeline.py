@@ -294,12 +294,15 @@ class OCR:
             if text_per_line(found[i]) <= text_per_line(page):
                 page.seconds = found[i].seconds
                 framed[i], found[i] = framing, page
+        read = [framing.image for framing in framed]  # each page as read: upright, level
+        # in gray once for both stages that look for print beside the boxes
+        grays = [to_gray(image) for image in read] if self.grow_cut_ends or self.read_stray_print else []
         if self.grow_cut_ends:
-            self._read_grown_ends([framing.image for framing in framed], found)
+            self._read_grown_ends(read, grays, found)
         if self.trim_crowded:
-            self._read_crowded_cut([framing.image for framing in framed], found)
+            self._read_crowded_cut(read, found)
         if self.read_stray_print:
-            self._read_stray_print([framing.image for framing in framed], found)
+            self._read_stray_print(read, grays, found)
         for page, sent, framing in zip(found, images, framed, strict=True):
             text = [line for line in page.lines if is_text(line.text)]
             page.not_text = [line for line in page.lines if not is_text(line.text)]
@@ -401,7 +404,9 @@ class OCR:
         again.seconds += page.seconds
         return again
 
-    def _read_grown_ends(self, images: Sequence[np.ndarray], found: list[Page]) -> None:
+    def _read_grown_ends(
+        self, images: Sequence[np.ndarray], grays: Sequence[np.ndarray], found: list[Page]
+    ) -> None:
         """The lines whose box ends inside their print (`grow_cut_ends`) read again from the box grown
         to where the print stops (ocrkit.images.box_ends), the grown box and its reading kept where it
         reads as text at least as surely as the first: a box grown into a marginal note, a drop capital
@@ -412,11 +417,11 @@ class OCR:
         start = time.perf_counter()
         # page, line, grown box, its window's left and top, the crop
         picked: list[tuple[Page, int, np.ndarray, int, int, np.ndarray]] = []
-        for image, page in zip(images, found, strict=True):
+        for image, gray, page in zip(images, grays, found, strict=True):
             boxes = page.boxes()
             if not len(boxes):
                 continue
-            grown = grow_to_ink(to_gray(image), boxes)
+            grown = grow_to_ink(gray, boxes)
             read_as_text = np.array([is_text(line.text) for line in page.lines])
             at = np.flatnonzero((grown != boxes).any(axis=1) & read_as_text)
             for i, (left, top, right, bottom) in zip(at, crop_windows(image.shape, grown[at]), strict=True):
@@ -457,7 +462,9 @@ class OCR:
             page.seconds += per_line
             _keep_if_surer(page.lines[i], placed, left, top, crop)
 
-    def _read_stray_print(self, images: Sequence[np.ndarray], found: list[Page]) -> None:
+    def _read_stray_print(
+        self, images: Sequence[np.ndarray], grays: Sequence[np.ndarray], found: list[Page]
+    ) -> None:
         """Print standing in a line's row that no box holds (`read_stray_print`; ocrkit.images.stray_ink:
         a receipt's quantity column, a tax code, a heading standing apart) read, and kept as a line of
         its own where it reads as text at least STRAY_SURE; specks, rules and stamps read as no text or
@@ -466,8 +473,8 @@ class OCR:
         start = time.perf_counter()
         # page, box, its window's left and top, the crop
         picked: list[tuple[Page, np.ndarray, int, int, np.ndarray]] = []
-        for image, page in zip(images, found, strict=True):
-            stray = stray_print(to_gray(image), page.boxes())
+        for image, gray, page in zip(images, grays, found, strict=True):
+            stray = stray_print(gray, page.boxes())
             for box, (left, top, right, bottom) in zip(stray, crop_windows(image.shape, stray), strict=True):
                 picked.append((page, box, left, top, image[top:bottom, left:right]))
         if not picked:
