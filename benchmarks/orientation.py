@@ -2,6 +2,7 @@
 
     python benchmarks/orientation.py PAGES_OR_COCO... [--model orientation] [--backend onnx] [--threads 2]
     python benchmarks/orientation.py PAGES... --pipeline [--skews 0,-10,10] [--rec-model DIR]  # whole path
+    python benchmarks/orientation.py COCO --outside 40 --skews=0,-10,10  # the pages a replay of 40 leaves out
 
 Every page (image files in folders, or the pages of COCO files) is sent upright and turned 90/180/270
 degrees clockwise (or the --turns given), each also skewed by each of --skews degrees; the table gives
@@ -14,9 +15,11 @@ lines' check where it knows only the axis, the skew), so "turned right" is what 
 the page character error rate of each reading (as `ocrkit evaluate pages` scores it, its boxes taken on
 the page as read) against the page's annotated lines, or, for pages without annotations, against the
 same page read as it is; the upright page read with `--orientation 0` is the baseline printed first.
-Without `--pipeline` the classifier alone is measured. `--readings FILE` also writes every reading as a
-JSON line (page, turn, skew, what was found and undone, and with `--pipeline` its character edits), so
-two runs can be compared page by page.
+Without `--pipeline` the classifier alone is measured. A last line counts the readings whose likeliest
+turn lies on the right axis the wrong way up, and those whose lies across it. `--outside N` reads only
+the pages that `--limit N` leaves out: the pages to tune on beside a replay of N pages, never tuned on.
+`--readings FILE` also writes every reading as a JSON line (page, turn, skew, what was found and undone,
+and with `--pipeline` its character edits), so two runs can be compared page by page.
 """
 
 from __future__ import annotations
@@ -99,6 +102,13 @@ def spread(files: list, limit: int) -> list:
     return [files[i] for i in np.linspace(0, len(files) - 1, limit).round().astype(int)]
 
 
+def outside(files: list, limit: int) -> list:
+    """The pages `spread(files, limit)` leaves out: the pages to tune on beside a replay of `limit` pages,
+    which must never be tuned on."""
+    replayed = {id(f) for f in spread(files, limit)}
+    return [f for f in files if id(f) not in replayed]
+
+
 def tally(result: Orientation, sent: int) -> list[bool]:
     """For a page sent turned `sent` degrees: whether the likeliest turn is that one (found), whether the
     turn undone is (turned right), whether the turn undone leaves its lines on the right axis, upright or
@@ -156,6 +166,12 @@ def main() -> None:
         help="at most this many pages, taken evenly over the sources' pages so every subset is read (0: all)",
     )
     parser.add_argument(
+        "--outside",
+        type=int,
+        default=0,
+        help="only the pages a run with --limit OUTSIDE leaves out (pages to tune on beside that replay)",
+    )
+    parser.add_argument(
         "--pipeline", action="store_true", help="read every page with OCR, not the classifier"
     )
     parser.add_argument("--skews", default=",".join(f"{s:g}" for s in SKEWS), help="degrees, comma-separated")
@@ -169,6 +185,8 @@ def main() -> None:
         parser.error(f"--skews/--turns: {exc}")
     if not set(angles) <= set(ANGLES):
         parser.error(f"--turns: each of {ANGLES}")
+    if args.outside and args.limit:
+        parser.error("--outside and --limit: one or the other")
     from ocrkit.hub import zoo
     from ocrkit.pipeline import OCR, load_orienter
 
@@ -184,12 +202,14 @@ def main() -> None:
 
     else:
         classify = load_orienter(zoo.resolve(args.model, "orientation"), args.backend).classify
-    files = spread(page_files(args.sources), args.limit)
+    files = page_files(args.sources)
+    files = outside(files, args.outside) if args.outside else spread(files, args.limit)
     # per (turn, skew): found, turned right, right axis, read as sent, character edits, reference characters
     counts = {(a, s): np.zeros(6) for a in angles for s in skews}
     upright_errors = np.zeros(2)
     seconds = []
     sure: list[tuple[float, bool]] = []  # (likeliest turn's probability, whether it is the sent turn)
+    wrong_way = wrong_axis = 0  # likeliest turns on the right axis the wrong way up, and across it
     readings: list[dict] = []
     for path, truth in files:
         page = load_image(path)
@@ -206,6 +226,8 @@ def main() -> None:
                 result = classify(sent)
                 seconds.append(time.perf_counter() - started)
                 sure.append((result.confidence, result.angle == angle))
+                wrong_way += result.angle != angle and (result.angle - angle) % 180 == 0
+                wrong_axis += (result.angle - angle) % 180 != 0
                 edits = errors(read["page"], truth) if args.pipeline else (0, 0)
                 counts[angle, skew] += [*tally(result, angle), *edits]
                 readings.append(reading(path, angle, skew, result, edits))
@@ -223,6 +245,7 @@ def main() -> None:
         print(f"{angle:6d} {skew:+6.0f} {shares} {edits / max(chars, 1):7.4f}")
     total = sum(counts.values()) / (n * len(counts))
     print(f"{'all':>13s} {total[0]:7.3f} {total[1]:13.3f} {total[2]:11.3f}")
+    print(f"likeliest turn of {len(sure)} readings: {wrong_way} the wrong way up, {wrong_axis} across")
     if not args.pipeline:
         print_cuts(sure)
     what = "read" if args.pipeline else "windows cut and classified"

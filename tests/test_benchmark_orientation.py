@@ -94,3 +94,11 @@ def test_a_reading_row_says_how_the_page_was_sent_and_what_was_undone(tmp_path):
         "edits": 12,
         "chars": 40,
     }
+
+
+def test_the_pages_to_tune_on_are_every_page_a_replay_leaves_out():
+    pages = [(f"receipt_{i}", None) for i in range(50)] + [(f"will_{i}", None) for i in range(10)]
+    replay, tuning = benchmark.spread(pages, 6), benchmark.outside(pages, 6)
+    assert len(tuning) == 54 and not {p for p, _ in replay} & {p for p, _ in tuning}
+    assert sorted(replay + tuning) == sorted(pages)
+    assert benchmark.outside(pages, 100) == []
