@@ -97,16 +97,20 @@ def skewed(image: np.ndarray, degrees: float) -> np.ndarray:
 def spread(files: list, limit: int) -> list:
     """At most `limit` of `files` (0: all), evenly spaced: a COCO file lists its pages source by source,
     so its first pages would all be of one source."""
-    if not limit or limit >= len(files):
-        return files
-    return [files[i] for i in np.linspace(0, len(files) - 1, limit).round().astype(int)]
+    return [files[i] for i in sorted(_spread_indices(len(files), limit))]
 
 
 def outside(files: list, limit: int) -> list:
     """The pages `spread(files, limit)` leaves out: the pages to tune on beside a replay of `limit` pages,
     which must never be tuned on."""
-    replayed = {id(f) for f in spread(files, limit)}
-    return [f for f in files if id(f) not in replayed]
+    replayed = _spread_indices(len(files), limit)
+    return [f for i, f in enumerate(files) if i not in replayed]
+
+
+def _spread_indices(count: int, limit: int) -> set[int]:
+    if not limit or limit >= count:
+        return set(range(count))
+    return set(np.linspace(0, count - 1, limit).round().astype(int).tolist())
 
 
 def tally(result: Orientation, sent: int) -> list[bool]:
